@@ -1,0 +1,223 @@
+"""Schema acquisition: copy pinned upstream files from a mirror or URL, verified by sha256.
+
+Fetched files land in ``schema/<version>/`` (git-ignored). A fetch stages every requested
+version in a hidden directory and swaps them into place only after all files of all
+versions verified, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SchemaError, UsageError
+from .pins import Pins, load_pins, schema_dir
+
+SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
+URL_TIMEOUT_S = 30.0
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Source:
+    """Where upstream files come from."""
+
+    def read(self, version: str, path: str) -> bytes:
+        raise NotImplementedError
+
+    def list(self, version: str) -> list[str]:
+        """Every file of a version (used when adding a pin)."""
+        raise NotImplementedError
+
+    def describe(self, version: str, path: str) -> str:
+        raise NotImplementedError
+
+
+@dataclass
+class DirSource(Source):
+    """A local mirror laid out as ``<version>/schema.json`` and ``<version>/examples/**``."""
+
+    root: Path
+
+    def describe(self, version: str, path: str) -> str:
+        return str(self.root / version / path)
+
+    def read(self, version: str, path: str) -> bytes:
+        file = self.root / version / path
+        try:
+            return file.read_bytes()
+        except FileNotFoundError:
+            raise SchemaError(
+                f"{file}: file missing from mirror",
+                f"point --from at a mirror holding <version>/{path}, or fetch from upstream",
+            ) from None
+        except OSError as exc:
+            raise SchemaError(f"{file}: cannot read ({exc.strerror})", "check the mirror path") from None
+
+    def list(self, version: str) -> list[str]:
+        base = self.root / version
+        if not (base / "schema.json").is_file():
+            raise SchemaError(f"{base / 'schema.json'}: file missing from mirror", "check --from")
+        files = ["schema.json"]
+        files += sorted(p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json"))
+        return files
+
+
+@dataclass
+class UrlSource(Source):
+    """An HTTP(S) location: the pinned upstream raw URL, or a base URL of a mirror."""
+
+    pins: Pins
+    base: str | None = None
+
+    def url(self, version: str, path: str) -> str:
+        if self.base is not None:
+            return f"{self.base.rstrip('/')}/{version}/{path}"
+        up = self.pins.upstream
+        commit = self.pins.get(version).commit
+        return up.raw_url.format(repository=up.repository, commit=commit, version=version, path=path)
+
+    def describe(self, version: str, path: str) -> str:
+        return self.url(version, path)
+
+    def _get(self, url: str) -> bytes:
+        try:
+            with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                raise SchemaError(f"{url}: not found (HTTP 404)", "check the version and commit pin") from None
+            raise SchemaError(f"{url}: HTTP {exc.code}", "retry later or use --from DIR") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise SchemaError(
+                f"{url}: unreachable ({reason})",
+                f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
+            ) from None
+
+    def read(self, version: str, path: str) -> bytes:
+        return self._get(self.url(version, path))
+
+    def list(self, version: str) -> list[str]:
+        if self.base is not None:
+            return ["schema.json"]  # a plain HTTP mirror cannot be listed
+        up = self.pins.upstream
+        commit = self.pins.versions[version].commit if version in self.pins.versions else None
+        if commit is None:
+            return ["schema.json"]
+        tree = json.loads(self._get(up.tree_url.format(repository=up.repository, commit=commit)))
+        prefix = f"schema/{version}/"
+        return sorted(
+            item["path"][len(prefix) :]
+            for item in tree.get("tree", [])
+            if item.get("path", "").startswith(prefix) and item["path"].endswith(".json")
+        )
+
+
+def make_source(spec: str | None, pins: Pins) -> Source:
+    """``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``): a directory or URL; default upstream."""
+    spec = spec or os.environ.get(SOURCE_ENV) or None
+    if spec is None:
+        return UrlSource(pins)
+    if spec.startswith(("http://", "https://")):
+        return UrlSource(pins, base=spec)
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        raise UsageError(f"{spec}: not a directory or http(s) URL", "pass --from DIR|URL of a schema mirror")
+    return DirSource(path)
+
+
+def _checked(source: Source, version: str, path: str, expected: str) -> bytes:
+    data = source.read(version, path)
+    actual = sha256(data)
+    if actual != expected:
+        raise SchemaError(
+            f"{source.describe(version, path)}: sha256 mismatch (pinned {expected[:12]}…, got {actual[:12]}…)",
+            "the source is not the pinned upstream commit; use the pinned mirror or re-pin with "
+            "`mcpgen schema add`",
+        )
+    try:
+        json.loads(data)
+    except ValueError as exc:
+        raise SchemaError(f"{source.describe(version, path)}: malformed JSON ({exc})", "re-fetch it") from None
+    return data
+
+
+def is_fetched(version: str, pins: Pins, root: Path | None = None) -> bool:
+    """True when every pinned file of ``version`` is present locally with its pinned hash."""
+    base = (root or schema_dir()) / version
+    try:
+        return all(sha256((base / p).read_bytes()) == h for p, h in pins.get(version).files.items())
+    except OSError:
+        return False
+
+
+def fetch(
+    versions: Iterable[str], source: Source, pins: Pins | None = None, root: Path | None = None
+) -> dict[str, str]:
+    """Fetch and verify ``versions``; returns ``{version: "fetched" | "up to date"}``."""
+    pins = pins or load_pins()
+    root = root or schema_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    outcome: dict[str, str] = {}
+    staged: dict[str, Path] = {}
+    try:
+        for version in versions:
+            pin = pins.get(version)
+            if is_fetched(version, pins, root):
+                outcome[version] = "up to date"
+                continue
+            stage = Path(tempfile.mkdtemp(prefix=f".{version}.", dir=root))
+            staged[version] = stage
+            for path, expected in sorted(pin.files.items()):
+                target = stage / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(_checked(source, version, path, expected))
+            outcome[version] = "fetched"
+        for version, stage in staged.items():
+            _swap_into_place(stage, root / version)
+        staged.clear()
+    finally:
+        for stage in staged.values():
+            shutil.rmtree(stage, ignore_errors=True)
+    return outcome
+
+
+def _swap_into_place(stage: Path, final: Path) -> None:
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+    stage.rename(final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def read_schema(version: str, pins: Pins | None = None, root: Path | None = None) -> bytes:
+    """The fetched, verified ``schema.json`` of ``version``."""
+    pins = pins or load_pins()
+    expected = pins.get(version).schema_sha256
+    file = (root or schema_dir()) / version / "schema.json"
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise SchemaError(
+            f"{file}: schema not fetched",
+            f"run `mcpgen schema fetch --version {version}` (offline: add --from DIR)",
+        ) from None
+    if sha256(data) != expected:
+        raise SchemaError(
+            f"{file}: sha256 does not match the pin", f"re-fetch: `mcpgen schema fetch --version {version}`"
+        )
+    return data

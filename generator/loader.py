@@ -1,0 +1,388 @@
+"""Read one version's schema (either dialect) into the IR.
+
+datamodel-code-generator is the JSON-Schema front end: every definition is parsed into its
+``JsonSchemaObject`` (typed keywords, constraints, ``$ref``), and this module maps those
+nodes onto mcpgen's own IR. Inline objects are hoisted to named classes; identical inline
+objects (same shape and description, e.g. the ``_meta`` copied into every request's
+params) share one class, named after the shortest place they occur.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import json
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+from datamodel_code_generator.parser.jsonschema import JsonSchemaObject
+
+from . import ir
+from .errors import GenerateError
+from .naming import ClassNames, attribute, open_attribute, pascal
+from .overrides import InheritProperty, Overrides
+from .patches import Patch, apply_patches
+from .pins import Pin
+
+_SCALARS: dict[str, ir.ScalarKind] = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "null": "null",
+}
+_HOIST_PREFIX = "__hoisted_"
+
+
+def definitions_of(doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The definitions table of either dialect: draft-07 ``definitions`` or 2020-12 ``$defs``."""
+    for key in ("$defs", "definitions"):
+        if isinstance(doc.get(key), dict):
+            return key, doc[key]
+    raise GenerateError("schema has neither '$defs' nor 'definitions'", "is this an MCP schema.json?")
+
+
+def _clean_description(text: str | None) -> str | None:
+    if not text:
+        return None
+    # TSDoc links survive the upstream conversion as "{@link Target}"; keep the target.
+    out, rest = [], text
+    while "{@link " in rest:
+        head, _, tail = rest.partition("{@link ")
+        target, _, rest = tail.partition("}")
+        out.append(f"{head}`{target.strip()}`")
+    out.append(rest)
+    return "".join(out).strip() or None
+
+
+def inherit_properties(defs: dict[str, Any], rules: tuple[InheritProperty, ...], version: str) -> None:
+    """Apply ``inherit_properties`` overrides to the raw definitions table, in place."""
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def at(path: str) -> dict[str, Any] | None:
+        parts = path.split(".")
+        node = defs.get(parts[0])
+        for part in parts[1:]:
+            if node is None:
+                return None
+            node = resolve(node).get("properties", {}).get(part)
+        return node
+
+    for rule in rules:
+        if rule.versions and version not in rule.versions:
+            continue
+        source = at(rule.source)
+        if source is None or rule.property not in source.get("properties", {}):
+            raise GenerateError(
+                f"override inherit {rule.property!r} from {rule.source}: source not found in {version}",
+                "fix schema/overrides.json",
+            )
+        value = source["properties"][rule.property]
+        for name in sorted(defs):
+            if not fnmatch.fnmatchcase(name, rule.into):
+                continue
+            params = defs[name].get("properties", {}).get("params")
+            if params is None:
+                continue
+            targets = [resolve(params)]
+            targets = [resolve(m) for t in targets for m in t.get("anyOf", [t])]
+            for target in targets:
+                props = target.get("properties")
+                if props is not None and rule.property not in props:
+                    props[rule.property] = copy.deepcopy(value)
+
+
+class _Builder:
+    def __init__(self, version: str, defs: dict[str, Any], overrides: Overrides) -> None:
+        self.version = version
+        self.overrides = overrides
+        self.raw = defs
+        self.nodes = {name: JsonSchemaObject.model_validate(node) for name, node in defs.items()}
+        self.out: dict[str, ir.Definition] = {}
+        # hoisted inline objects: shape key -> temporary name, and the hints naming it
+        self.hoisted_by_key: dict[bytes, str] = {}
+        self.hoisted: dict[str, ir.Definition] = {}
+        self.hints: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        self.counter = 0
+        #: union name -> names of its $ref members, for ``members_of`` override rules
+        self.unions = {
+            name: {m["$ref"].rsplit("/", 1)[1] for m in node.get("anyOf", []) if "$ref" in m}
+            for name, node in defs.items()
+        }
+
+    # -- entry ------------------------------------------------------------------------
+
+    def build(self) -> list[ir.Definition]:
+        for name, node in self.nodes.items():
+            self.out[name] = self.definition(name, node)
+        return self._finish_names()
+
+    # -- definitions ------------------------------------------------------------------
+
+    def definition(self, name: str, node: JsonSchemaObject) -> ir.Definition:
+        description = _clean_description(node.description)
+        if self.overrides.is_any_json(name, self.version):
+            return ir.AliasDef(name=name, target=ir.AnyType(), description=description, origin=name)
+        node = self._merged(node)
+        if node.ref and not node.properties:
+            return ir.AliasDef(name=name, target=self._ref(node.ref), description=description, origin=name)
+        if node.anyOf and not node.properties:
+            members = self._union_members(node.anyOf, name, name)
+            return ir.UnionDef(name=name, members=members, description=description, origin=name)
+        if node.properties:
+            return self.object_def(name, node, name, description)
+        return ir.AliasDef(
+            name=name, target=self.type_of(node, name, name), description=description, origin=name
+        )
+
+    def object_def(
+        self,
+        name: str,
+        node: JsonSchemaObject,
+        origin: str,
+        description: str | None,
+        hint: str | None = None,
+    ) -> ir.StructDef | ir.OpenDef:
+        open_extra = self._open_extra(node, origin)
+        fields = self._fields(node, hint or name, origin, is_open=open_extra is not None)
+        if open_extra is not None:
+            return ir.OpenDef(
+                name=name, fields=fields, extra=open_extra, description=description, origin=origin
+            )
+        return ir.StructDef(
+            name=name,
+            fields=fields,
+            description=description,
+            origin=origin,
+            require_one_of=self._require_one_of(node),
+        )
+
+    def _fields(
+        self, node: JsonSchemaObject, owner: str, origin: str, is_open: bool
+    ) -> tuple[ir.Field, ...]:
+        taken: set[str] = set()
+        fields = []
+        for wire, sub in (node.properties or {}).items():
+            if not isinstance(sub, JsonSchemaObject):
+                sub = JsonSchemaObject.model_validate(sub)
+            ftype = self.type_of(sub, owner + pascal(wire), f"{origin}.{wire}")
+            py = (open_attribute if is_open else attribute)(wire, taken)
+            required = wire in (node.required or []) and not self.overrides.is_optional(wire)
+            default = self.overrides.default_for(wire, self.version)
+            use_default = (
+                default is not None and isinstance(ftype, ir.Scalar) and ftype.kind == "str"
+            )
+            fields.append(
+                ir.Field(
+                    wire_name=wire,
+                    py_name=py,
+                    type=ftype,
+                    required=required and not use_default,
+                    description=_clean_description(sub.description),
+                    default=default.value if use_default and default else None,
+                    has_default=use_default,
+                )
+            )
+        return tuple(fields)
+
+    def _require_one_of(self, node: JsonSchemaObject) -> tuple[tuple[str, ...], ...]:
+        return tuple(
+            tuple(alt.required)
+            for alt in node.anyOf
+            if alt.required and not alt.properties and not alt.type and not alt.ref
+        )
+
+    def _open_extra(self, node: JsonSchemaObject, origin: str) -> ir.TypeExpr | None:
+        ap = node.additionalProperties
+        if ap is False:
+            return None
+        if ap is True or isinstance(ap, JsonSchemaObject):
+            return ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
+        return ir.AnyType() if self.overrides.is_open(origin, self.version, self.unions) else None
+
+    # -- types ------------------------------------------------------------------------
+
+    def _ref(self, ref: str) -> ir.Named:
+        name = ref.rsplit("/", 1)[1]
+        if name not in self.nodes:
+            raise GenerateError(f"dangling $ref {ref!r} in {self.version}", "patch the schema")
+        return ir.Named(name=name)
+
+    def _merged(self, node: JsonSchemaObject) -> JsonSchemaObject:
+        """Fold ``allOf`` into one object node (properties, required, additionalProperties)."""
+        if not node.allOf:
+            return node
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        extra: Any = None
+        closed = False
+        parts = [self._merged(self.nodes[p.ref.rsplit("/", 1)[1]]) if p.ref else self._merged(p) for p in node.allOf]
+        for part in [*parts, node.model_copy(update={"allOf": []})]:
+            props.update(part.properties or {})
+            required += [r for r in part.required or [] if r not in required]
+            if part.additionalProperties is False:
+                closed = True
+            elif part.additionalProperties is not None and extra is None:
+                extra = part.additionalProperties
+        return node.model_copy(
+            update={
+                "allOf": [],
+                "type": "object",
+                "properties": props,
+                "required": required,
+                "additionalProperties": False if closed else extra,
+            }
+        )
+
+    def _union_members(self, alts: list[JsonSchemaObject], hint: str, origin: str) -> tuple[ir.TypeExpr, ...]:
+        members: list[ir.TypeExpr] = []
+        for i, alt in enumerate(alts):
+            t = self.type_of(alt, f"{hint}{i + 1}" if not alt.ref else hint, f"{origin}|{i}")
+            for m in t.members if isinstance(t, ir.UnionType) else (t,):
+                if m not in members:
+                    members.append(m)
+        return tuple(members)
+
+    def type_of(self, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
+        if self.overrides.is_any_json(origin, self.version):
+            return ir.AnyType()
+        node = self._merged(node)
+        if node.ref:
+            return self._ref(node.ref)
+        if "const" in node.extras:
+            return ir.LiteralType(values=(node.extras["const"],))
+        if node.enum:
+            return ir.LiteralType(values=tuple(node.enum))
+        if node.anyOf and not node.properties:
+            members = self._union_members(node.anyOf, hint, origin)
+            return members[0] if len(members) == 1 else ir.UnionType(members=members)
+        kinds = node.type if isinstance(node.type, list) else [node.type] if node.type else []
+        if node.properties or (not kinds and node.additionalProperties is not None):
+            kinds = ["object"]
+        if not kinds:
+            return ir.AnyType()
+        members = [self._single(kind, node, hint, origin) for kind in kinds]
+        return members[0] if len(members) == 1 else ir.UnionType(members=tuple(members))
+
+    def _single(self, kind: str, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
+        if kind == "object":
+            if node.properties:
+                return self._hoist(hint, node, origin)
+            ap = node.additionalProperties
+            value = (
+                self.type_of(ap, hint + "Value", origin + "{}")
+                if isinstance(ap, JsonSchemaObject)
+                else ir.AnyType()
+            )
+            return ir.MapType(value=value)
+        if kind == "array":
+            items = node.items
+            item = (
+                self.type_of(items, hint + "Item", origin + "[]")
+                if isinstance(items, JsonSchemaObject)
+                else ir.AnyType()
+            )
+            return ir.ArrayType(
+                item=item,
+                constraints=ir.Constraints(min_length=node.minItems, max_length=node.maxItems),
+            )
+        if kind not in _SCALARS:
+            raise GenerateError(f"unsupported JSON type {kind!r} at {origin}", "add a patch")
+        scalar = _SCALARS[kind]
+        constraints = ir.Constraints(
+            ge=_number(node.minimum),
+            le=_number(node.maximum),
+            min_length=node.minLength,
+            max_length=node.maxLength,
+            pattern=node.pattern,
+        )
+        if scalar in ("bool", "null"):
+            constraints = ir.Constraints()
+        return ir.Scalar(kind=scalar, constraints=constraints, format=node.format)
+
+    def _hoist(self, hint: str, node: JsonSchemaObject, origin: str) -> ir.Named:
+        description = _clean_description(node.description)
+        self.counter += 1
+        placeholder = f"{_HOIST_PREFIX}{self.counter}"
+        made = self.object_def(placeholder, node, origin, description, hint)
+        key = msgspec.json.encode(made.__class__.__name__) + msgspec.json.encode(
+            msgspec.structs.replace(made, name="", origin="")
+        )
+        if key in self.hoisted_by_key:
+            name = self.hoisted_by_key[key]
+        else:
+            name = placeholder
+            self.hoisted_by_key[key] = name
+            self.hoisted[name] = made
+        self.hints[name].append((hint, origin))
+        return ir.Named(name=name)
+
+    # -- naming of hoisted objects ----------------------------------------------------
+
+    def _finish_names(self) -> list[ir.Definition]:
+        names = ClassNames(set(self.out))
+        final: dict[str, str] = {}
+        by_hint = sorted(self.hoisted, key=lambda t: min((len(h), h) for h, _ in self.hints[t]))
+        for temp in by_hint:
+            hint, origin = min(self.hints[temp], key=lambda h: (len(h[0]), h[0]))
+            final[temp] = names.claim(hint)
+            self.hoisted[temp] = msgspec.structs.replace(self.hoisted[temp], origin=origin)
+        renamed = [_rename(d, final) for d in self.out.values()]
+        hoisted = [_rename(self.hoisted[t], final) for t in sorted(self.hoisted, key=lambda t: final[t])]
+        return renamed + hoisted
+
+
+def _number(value: Any) -> int | float | None:
+    if value is None:
+        return None
+    return getattr(value, "value", value)
+
+
+def _rename(node: Any, table: dict[str, str]) -> Any:
+    """Replace temporary hoisted names throughout an IR node."""
+    if isinstance(node, ir.Named):
+        return ir.Named(name=table.get(node.name, node.name))
+    if isinstance(node, msgspec.Struct):
+        changes = {}
+        for field in node.__struct_fields__:
+            value = getattr(node, field)
+            new = _rename(value, table)
+            if new is not value:
+                changes[field] = new
+        if isinstance(node, (ir.StructDef, ir.OpenDef, ir.AliasDef, ir.UnionDef)) and node.name in table:
+            changes["name"] = table[node.name]
+        return msgspec.structs.replace(node, **changes) if changes else node
+    if isinstance(node, tuple):
+        items = tuple(_rename(x, table) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    return node
+
+
+def load_module(
+    version: str,
+    pin: Pin,
+    schema_bytes: bytes,
+    overrides: Overrides,
+    patches: tuple[Patch, ...],
+) -> ir.Module:
+    """Patch and parse ``schema_bytes`` into the (pre-union-analysis) IR of ``version``."""
+    try:
+        doc = json.loads(schema_bytes)
+    except ValueError as exc:
+        raise GenerateError(f"schema {version}: malformed JSON ({exc})", "re-fetch it") from None
+    apply_patches(doc, version, patches)
+    _, defs = definitions_of(doc)
+    inherit_properties(defs, overrides.inherit_properties, version)
+    builder = _Builder(version, defs, overrides)
+    definitions = builder.build()
+    return ir.Module(
+        version=version,
+        era=pin.era,
+        dialect=pin.dialect,
+        definitions=tuple(definitions),
+        schema_names=tuple(defs),
+    )

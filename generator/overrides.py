@@ -1,0 +1,111 @@
+"""Generation choices kept as data (``schema/overrides.json``), each with its reason.
+
+Patches (``patches.py``) fix upstream defects; overrides record how mcpgen chooses to map
+a correct schema onto Python where the schema leaves room: which objects keep undeclared
+keys, which fields have a protocol-defined default, which method results break the
+naming convention, which capability gates a method.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+import msgspec
+
+from .pins import PACKAGE_DIR
+
+OVERRIDES_FILE = PACKAGE_DIR / "schema" / "overrides.json"
+
+
+class Rule(msgspec.Struct, frozen=True):
+    """Applies to definitions or inline objects whose origin matches ``match`` (a glob).
+
+    Origins look like ``Tool`` (a definition) or ``Tool.inputSchema`` (an inline object).
+    ``versions`` limits the rule; empty means every version.
+    """
+
+    match: str
+    reason: str
+    versions: tuple[str, ...] = ()
+    #: Only definitions that are members of this union (where the schema defines it).
+    members_of: str | None = None
+
+    def applies(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
+        if self.versions and version not in self.versions:
+            return False
+        if self.members_of is not None and origin not in unions.get(self.members_of, ()):
+            return False
+        return fnmatch.fnmatchcase(origin, self.match)
+
+
+class FieldDefault(msgspec.Struct, frozen=True):
+    """A field the protocol defines a value for when it is absent."""
+
+    field: str
+    value: str
+    reason: str
+    versions: tuple[str, ...] = ()
+
+
+class OptionalField(msgspec.Struct, frozen=True):
+    """A schema-required field that receivers must nevertheless accept absent."""
+
+    field: str
+    reason: str
+
+
+class InheritProperty(msgspec.Struct, frozen=True):
+    """Copy ``property`` from the object at ``source`` into the ``params`` objects of
+    definitions matching ``into`` that lack it (flattened schemas dropped inherited keys)."""
+
+    property: str
+    source: str
+    into: str
+    reason: str
+    versions: tuple[str, ...] = ()
+
+
+class ResultException(msgspec.Struct, frozen=True):
+    """A request whose result does not follow the ``XRequest`` → ``XResult`` convention."""
+
+    method: str
+    result: str
+    reason: str
+
+
+class CapabilityGate(msgspec.Struct, frozen=True):
+    """The capability (``side`` plus path) a peer must advertise before a method is used."""
+
+    method: str
+    side: str
+    path: tuple[str, ...]
+
+
+class Overrides(msgspec.Struct, frozen=True):
+    open_objects: tuple[Rule, ...] = ()
+    any_json: tuple[Rule, ...] = ()
+    field_defaults: tuple[FieldDefault, ...] = ()
+    optional_fields: tuple[OptionalField, ...] = ()
+    inherit_properties: tuple[InheritProperty, ...] = ()
+    result_exceptions: tuple[ResultException, ...] = ()
+    capabilities: tuple[CapabilityGate, ...] = ()
+
+    def is_open(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
+        return any(r.applies(origin, version, unions) for r in self.open_objects)
+
+    def is_any_json(self, origin: str, version: str) -> bool:
+        return any(r.applies(origin, version, {}) for r in self.any_json)
+
+    def is_optional(self, field: str) -> bool:
+        return any(o.field == field for o in self.optional_fields)
+
+    def default_for(self, field: str, version: str) -> FieldDefault | None:
+        for d in self.field_defaults:
+            if d.field == field and (not d.versions or version in d.versions):
+                return d
+        return None
+
+
+def load_overrides(path: Path | None = None) -> Overrides:
+    return msgspec.json.decode((path or OVERRIDES_FILE).read_bytes(), type=Overrides)

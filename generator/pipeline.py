@@ -1,0 +1,88 @@
+"""The whole generator as functions: pinned schema → IR → rendered modules → package."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ir
+from .emit import emit_package, environment, package_path
+from .fetch import read_schema
+from .loader import load_module
+from .overrides import Overrides, load_overrides
+from .patches import Patch, load_patches
+from .pins import PACKAGE_DIR, Pins, load_pins
+from .render import Renderer
+from .unions import analyze
+
+DEFAULT_PACKAGE = "mcpgen.generated"
+
+
+@dataclass
+class Inputs:
+    """Everything the pipeline reads besides the schemas themselves."""
+
+    pins: Pins
+    overrides: Overrides
+    patches: tuple[Patch, ...]
+    schema_root: Path | None = None
+
+    @classmethod
+    def load(cls, schema_root: Path | None = None) -> Inputs:
+        return cls(load_pins(), load_overrides(), load_patches(), schema_root)
+
+
+def build_ir(version: str, inputs: Inputs, schema_bytes: bytes | None = None) -> ir.Module:
+    """The complete IR of one pinned version (unions analysed)."""
+    pin = inputs.pins.get(version)
+    if schema_bytes is None:
+        schema_bytes = read_schema(version, inputs.pins, inputs.schema_root)
+    module = load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches)
+    return analyze(module)
+
+
+def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
+    """Unformatted source of each file of one version's subpackage."""
+    env = environment()
+    pin = inputs.pins.get(module.version)
+    view = Renderer(module).view(pin.commit)
+    return {
+        "__init__.py": env.get_template("version_init.py.j2").render(
+            version=module.version, era=module.era
+        ),
+        "types.py": env.get_template("types.py.j2").render(m=view),
+    }
+
+
+def package_root(package: str, out: Path | None) -> Path:
+    """The directory of ``package`` under ``out``.
+
+    Without ``out``, the default package ``mcpgen.generated`` is the ``generated/`` folder
+    of this installation (the checkout's ``generated/``, linked into ``mcpgen/``); any other
+    package goes under the current directory.
+    """
+    if out is None and package == DEFAULT_PACKAGE:
+        return PACKAGE_DIR / "generated"
+    return (out or Path.cwd()) / package_path(package)
+
+
+def generate(
+    versions: list[str],
+    package: str = DEFAULT_PACKAGE,
+    out: Path | None = None,
+    check: bool = False,
+    inputs: Inputs | None = None,
+    progress: Callable[[str], None] | None = None,
+    jobs: int = 2,
+) -> list[Path]:
+    """Generate ``versions`` into ``out``/``package``; returns the files changed (or that
+    would change, with ``check``)."""
+    inputs = inputs or Inputs.load()
+    root = package_root(package, out)
+    per_version = {}
+    for version in versions:
+        if progress:
+            progress(f"{version}: loading schema and building bindings")
+        per_version[version] = render_version(build_ir(version, inputs), inputs)
+    return emit_package(root, per_version, inputs.pins, check, jobs=jobs, progress=progress)

@@ -1,0 +1,3 @@
+from mcpgen.generator.cli import main
+
+main()

@@ -1,0 +1,361 @@
+"""Decode support shared by the generated protocol modules of this package.
+
+Written by hand, copied verbatim next to the generated modules; it depends on msgspec only.
+
+msgspec decodes most MCP types natively. Two shapes need help, and both are routed through
+one decode hook:
+
+* :class:`OpenObject` — a JSON object with declared keys that also keeps every other key
+  (``_meta``, capabilities, a tool's ``inputSchema``). It is a ``dict`` subclass with typed
+  attributes, so encoding is native and decode → encode is lossless.
+* :class:`UnionType` — a union msgspec cannot tell apart by itself (no shared tag). Each
+  generated subclass carries a decision tree (``__strategy__``) that picks the member by
+  JSON kind, by a discriminator value, by key presence, or by trial.
+
+Errors raised inside the hook are re-raised by :func:`decode` and :func:`convert` as one
+``msgspec.ValidationError`` whose message names the full JSON path.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+
+import msgspec
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # Python 3.10: the decorator only informs type checkers, so a no-op will do
+
+    def dataclass_transform(**_: Any) -> Any:
+        return lambda cls: cls
+
+__all__ = [
+    "OpenObject",
+    "UnionType",
+    "convert",
+    "dec_hook",
+    "decode",
+    "encode",
+    "key",
+    "register_union",
+]
+
+T = TypeVar("T")
+_MISSING: Any = object()
+_PATH = re.compile(r" - at `\$([^`]*)`")
+
+
+class _Key:
+    """A declared key of an :class:`OpenObject`, exposed as a typed attribute."""
+
+    __slots__ = ("wire", "default", "name")
+
+    def __init__(self, wire: str, default: Any) -> None:
+        self.wire = wire
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: OpenObject | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.get(self.wire, msgspec.UNSET)
+
+    def __set__(self, obj: OpenObject, value: Any) -> None:
+        if value is msgspec.UNSET:
+            obj.pop(self.wire, None)
+        else:
+            obj[self.wire] = value
+
+
+def key(wire: str, *, default: Any = _MISSING) -> Any:
+    """Declare the attribute of an open object that reads and writes the key ``wire``."""
+    return _Key(wire, default)
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(key,))
+class OpenObject(dict[str, Any]):
+    """A JSON object with typed attributes for its declared keys that keeps all other keys.
+
+    Construct with keyword arguments for declared keys; any other key is set like a dict
+    item (``obj["com.example/trace"] = ...``). Equality, encoding and iteration are those
+    of the underlying dict of wire names.
+    """
+
+    __keys__: ClassVar[dict[str, _Key]] = {}
+    #: Type of undeclared values, as a string annotation (``None``: any JSON value).
+    __extra__: ClassVar[str | None] = None
+    __shape: ClassVar[type[msgspec.Struct] | None] = None
+    __extra_type: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__keys__ = {n: v for n, v in vars(cls).items() if isinstance(v, _Key)}
+        cls.__shape = None
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__()
+        keys = type(self).__keys__
+        for name, spec in keys.items():
+            value = fields.pop(name, spec.default)
+            if value is _MISSING:
+                raise TypeError(f"{type(self).__name__}() missing required argument: {name!r}")
+            if value is not msgspec.UNSET:
+                self[spec.wire] = value
+        if fields:
+            raise TypeError(f"{type(self).__name__}() got unexpected arguments: {sorted(fields)}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+    @classmethod
+    def _shape(cls) -> type[msgspec.Struct]:
+        """A Struct of the declared keys, built on first decode, that validates them."""
+        shape = cls.__dict__.get("_OpenObject__shape")
+        if shape is None:
+            hints = {}
+            for klass in reversed(cls.__mro__):
+                hints.update(getattr(klass, "__annotations__", {}))
+            fields = []
+            for name, spec in cls.__keys__.items():
+                if spec.default is _MISSING:
+                    fields.append((name, hints[name], msgspec.field(name=spec.wire)))
+                else:
+                    fields.append((name, hints[name], msgspec.field(default=spec.default, name=spec.wire)))
+            shape = msgspec.defstruct(
+                f"{cls.__name__}Keys", fields, kw_only=True, module=cls.__module__
+            )
+            cls.__shape = shape
+            if cls.__extra__ is not None:
+                namespace = vars(sys.modules[cls.__module__])
+                cls.__extra_type = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
+        return shape
+
+    @classmethod
+    def _decode(cls, obj: Any) -> OpenObject:
+        if type(obj) is not dict:
+            raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
+        shape = cls._shape()
+        declared = _nested(msgspec.convert, obj, shape, dec_hook=dec_hook)
+        inst = cls.__new__(cls)
+        dict.update(inst, obj)
+        for name, spec in cls.__keys__.items():
+            value = getattr(declared, name)
+            if value is not msgspec.UNSET:
+                dict.__setitem__(inst, spec.wire, value)
+        extra = cls.__extra_type
+        if extra is not None:
+            wires = {spec.wire for spec in cls.__keys__.values()}
+            for k, v in obj.items():
+                if k not in wires:
+                    dict.__setitem__(inst, k, _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k))
+        return inst
+
+
+class UnionType(abc.ABC):
+    """Stands, at run time, for a union msgspec cannot decode natively.
+
+    Type checkers see the real union (the generated module defines the alias under
+    ``TYPE_CHECKING``); msgspec sees this class, calls :func:`dec_hook`, and gets back an
+    instance of one member (members are registered as virtual subclasses).
+    """
+
+    #: Decision tree: ``("pick", type)``, ``("kind", {kind: node})``,
+    #: ``("value", key, {value: node}, default)``, ``("key", ((key, node), ...), default)``,
+    #: ``("first", (node, ...))``.
+    __strategy__: ClassVar[tuple[Any, ...]] = ()
+
+    @classmethod
+    def _decode(cls, obj: Any) -> Any:
+        return _run(cls.__strategy__, obj)
+
+
+def register_union(marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]) -> None:
+    """Attach ``strategy`` to a union marker and register its members' classes."""
+    marker.__strategy__ = strategy
+    for member in members:
+        marker.register(member)
+
+
+def _kind(obj: Any) -> str:
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "bool"
+    if isinstance(obj, (int, float)):
+        return "number"
+    if isinstance(obj, str):
+        return "str"
+    if isinstance(obj, list):
+        return "array"
+    return "object"
+
+
+def _nested(fn: Any, obj: Any, tp: Any, *, dec_hook: Any, at: str | None = None) -> Any:
+    """Run a nested conversion; turn its error into one msgspec nests under the outer path."""
+    try:
+        return fn(obj, tp, dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        if at is not None:
+            message = f"{message} - at `$.{at}`" if " - at `$" not in message else message
+        raise ValueError(message) from None
+
+
+def _run(node: tuple[Any, ...], obj: Any) -> Any:
+    while True:
+        op = node[0]
+        if op == "pick":
+            return _nested(msgspec.convert, obj, node[1], dec_hook=dec_hook)
+        if op == "kind":
+            kind = _kind(obj)
+            nxt = node[1].get(kind)
+            if nxt is None:
+                expected = " | ".join(node[1])
+                raise ValueError(f"Expected `{expected}`, got `{kind}`")
+            node = nxt
+            continue
+        if type(obj) is not dict:
+            raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
+        if op == "value":
+            _, name, cases, default = node
+            value = obj.get(name, _MISSING)
+            nxt = cases.get(value) if value is not _MISSING and _hashable(value) else None
+            if nxt is None:
+                nxt = default
+            if nxt is None:
+                if value is _MISSING:
+                    raise ValueError(f"Object missing required field `{name}`")
+                raise ValueError(f"Invalid value {value!r} - at `$.{name}`")
+            node = nxt
+        elif op == "key":
+            _, cases, default = node
+            for name, nxt in cases:
+                if name in obj:
+                    node = nxt
+                    break
+            else:
+                node = default
+        else:  # "first": the first member that validates; else the deepest error
+            best: ValueError | None = None
+            for option in node[1]:
+                try:
+                    return _run(option, obj)
+                except ValueError as exc:
+                    if best is None or _depth(str(exc)) > _depth(str(best)):
+                        best = exc
+            assert best is not None
+            raise best
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def _depth(message: str) -> int:
+    return sum(len(p) for p in _PATH.findall(message))
+
+
+def dec_hook(tp: Any, obj: Any) -> Any:
+    """msgspec decode hook for every generated module of this package."""
+    if isinstance(tp, type):
+        if issubclass(tp, OpenObject):
+            return tp._decode(obj)
+        if issubclass(tp, UnionType):
+            return tp._decode(obj)
+    raise NotImplementedError(f"no decoder for {tp!r}")
+
+
+def _merge_paths(message: str) -> str:
+    """``msg - at `$.a` - at `$.b[0]``` (inner first) → ``msg - at `$.b[0].a```."""
+    parts = _PATH.findall(message)
+    if len(parts) < 2:
+        return message
+    head = _PATH.sub("", message)
+    return f"{head} - at `${''.join(reversed(parts))}`"
+
+
+def _rethrow(exc: msgspec.ValidationError) -> msgspec.ValidationError:
+    return msgspec.ValidationError(_merge_paths(str(exc)))
+
+
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_sentinels: dict[str, type[msgspec.Struct]] = {}
+_encoder = msgspec.json.Encoder()
+
+
+def _decode_type(tp: Any) -> Any:
+    """The type to decode: a tagged Struct standalone must still carry its tag."""
+    config = getattr(tp, "__struct_config__", None)
+    if config is None or config.tag_field is None:
+        return tp
+    field = config.tag_field
+    sentinel = _sentinels.get(field)
+    if sentinel is None:
+        sentinel = msgspec.defstruct("_NoTag", [], tag_field=field, tag="\x00no tag\x00")
+        _sentinels[field] = sentinel
+    return tp | sentinel
+
+
+def decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+    """A cached JSON decoder for ``tp`` with the hook installed."""
+    dec = _decoders.get(tp)
+    if dec is None:
+        dec = msgspec.json.Decoder(_decode_type(tp), dec_hook=dec_hook)
+        _decoders[tp] = dec
+    return dec
+
+
+@overload
+def decode(data: bytes | bytearray | memoryview | str, tp: type[T]) -> T: ...
+@overload
+def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any: ...
+def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
+    """Decode JSON into ``tp`` (any generated definition), validating it.
+
+    Raises ``msgspec.ValidationError`` naming the JSON path of the first problem, or
+    ``msgspec.DecodeError`` for malformed JSON.
+    """
+    try:
+        return decoder(tp).decode(data)
+    except msgspec.ValidationError as exc:
+        raise _rethrow(exc) from None
+
+
+@overload
+def convert(obj: Any, tp: type[T]) -> T: ...
+@overload
+def convert(obj: Any, tp: Any) -> Any: ...
+def convert(obj: Any, tp: Any) -> Any:
+    """Like :func:`decode`, from already-parsed builtins (``dict``, ``list``, …)."""
+    try:
+        return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        raise _rethrow(exc) from None
+
+
+def encode(obj: Any) -> bytes:
+    """Encode any generated value (or builtins) as JSON; absent (``UNSET``) fields are omitted."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: Any) -> Any:
+    """Any generated value as plain ``dict``/``list``/scalars, wire names as keys."""
+    return msgspec.to_builtins(obj)
+
+
+def is_open(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, OpenObject)
+
+
+def fields_of(obj: OpenObject) -> Mapping[str, Any]:
+    """The declared keys of an open object present on it, by attribute name."""
+    return {n: obj[s.wire] for n, s in type(obj).__keys__.items() if s.wire in obj}
