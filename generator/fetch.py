@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import urllib.error
@@ -17,9 +18,10 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import SchemaError, UsageError
-from .pins import Pins, load_pins, schema_dir
+from .pins import Pin, Pins, load_pins, schema_dir
 
 SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
 URL_TIMEOUT_S = 30.0
@@ -79,12 +81,17 @@ class UrlSource(Source):
 
     pins: Pins
     base: str | None = None
+    #: Commit to read at, for a version that is not pinned yet (``schema add``).
+    commit: str | None = None
+
+    def _commit(self, version: str) -> str:
+        return self.commit or self.pins.get(version).commit
 
     def url(self, version: str, path: str) -> str:
         if self.base is not None:
             return f"{self.base.rstrip('/')}/{version}/{path}"
         up = self.pins.upstream
-        commit = self.pins.get(version).commit
+        commit = self._commit(version)
         return up.raw_url.format(repository=up.repository, commit=commit, version=version, path=path)
 
     def describe(self, version: str, path: str) -> str:
@@ -112,9 +119,7 @@ class UrlSource(Source):
         if self.base is not None:
             return ["schema.json"]  # a plain HTTP mirror cannot be listed
         up = self.pins.upstream
-        commit = self.pins.versions[version].commit if version in self.pins.versions else None
-        if commit is None:
-            return ["schema.json"]
+        commit = self._commit(version)
         tree = json.loads(self._get(up.tree_url.format(repository=up.repository, commit=commit)))
         prefix = f"schema/{version}/"
         return sorted(
@@ -124,13 +129,13 @@ class UrlSource(Source):
         )
 
 
-def make_source(spec: str | None, pins: Pins) -> Source:
+def make_source(spec: str | None, pins: Pins, commit: str | None = None) -> Source:
     """``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``): a directory or URL; default upstream."""
     spec = spec or os.environ.get(SOURCE_ENV) or None
     if spec is None:
-        return UrlSource(pins)
+        return UrlSource(pins, commit=commit)
     if spec.startswith(("http://", "https://")):
-        return UrlSource(pins, base=spec)
+        return UrlSource(pins, base=spec, commit=commit)
     path = Path(spec).expanduser()
     if not path.is_dir():
         raise UsageError(f"{spec}: not a directory or http(s) URL", "pass --from DIR|URL of a schema mirror")
@@ -221,3 +226,58 @@ def read_schema(version: str, pins: Pins | None = None, root: Path | None = None
             f"{file}: sha256 does not match the pin", f"re-fetch: `mcpgen schema fetch --version {version}`"
         )
     return data
+
+
+_DIALECTS = {
+    "http://json-schema.org/draft-07/schema#": "draft-07",
+    "https://json-schema.org/draft/2020-12/schema": "2020-12",
+}
+
+
+def add_pin(
+    version: str,
+    commit: str,
+    source_spec: str | None,
+    era: str | None = None,
+    pins_path: Path | None = None,
+    root: Path | None = None,
+) -> Pin:
+    """Pin ``version`` at ``commit`` from the files a source holds, then fetch them.
+
+    Records the sha256 of every file, the dialect (from ``$schema``) and the era (modern
+    unless the schema still defines ``InitializeRequest``, or as given).
+    """
+    from .pins import module_name, save_pins
+
+    module_name(version)  # validates the version's form
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise UsageError(f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)")
+    pins = load_pins(pins_path)
+    source = make_source(source_spec, pins, commit=commit)
+    files = {}
+    schema_doc: Any = None
+    for path in source.list(version):
+        data = source.read(version, path)
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise SchemaError(f"{source.describe(version, path)}: malformed JSON ({exc})", "check the source") from None
+        if path == "schema.json":
+            schema_doc = doc
+        files[path] = sha256(data)
+    if not isinstance(schema_doc, dict):
+        raise SchemaError(f"{source.describe(version, 'schema.json')}: not a JSON Schema object", "check the source")
+    dialect = _DIALECTS.get(schema_doc.get("$schema", ""))
+    if dialect is None:
+        raise SchemaError(
+            f"{source.describe(version, 'schema.json')}: unknown $schema {schema_doc.get('$schema')!r}",
+            "mcpgen reads draft-07 and 2020-12 schemas",
+        )
+    if era is None:
+        defs = schema_doc.get("$defs") or schema_doc.get("definitions") or {}
+        era = "legacy" if "InitializeRequest" in defs else "modern"
+    pin = Pin(commit=commit, era=era, dialect=dialect, files=files)  # type: ignore[arg-type]
+    pins.versions[version] = pin
+    fetch([version], source, pins, root)
+    save_pins(pins, pins_path)
+    return pin

@@ -1,0 +1,48 @@
+# mcpgen — `make` sets up, fetches the pinned schemas and generates every version;
+# `make test` runs the whole test suite. Offline, point at a mirror:
+#   make MCPGEN_SCHEMA_SOURCE=../shared/mcp-schema
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+MCPGEN_SCHEMA_SOURCE ?=
+export MCPGEN_SCHEMA_SOURCE
+
+.PHONY: all setup fetch generate check test lint typecheck format bench clean
+
+all: generate
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+fetch: setup
+	$(BIN)/mcpgen schema fetch --version all
+
+generate: fetch
+	$(BIN)/mcpgen generate --version all
+
+check: fetch
+	$(BIN)/mcpgen generate --version all --check
+
+lint: setup
+	$(BIN)/black --check --quiet generator runtime tests examples bench mcpgen templates/package
+
+typecheck: setup
+	$(BIN)/pyright
+
+test: generate lint typecheck
+	$(BIN)/pytest -q
+
+format: setup
+	$(BIN)/black generator runtime tests examples bench mcpgen templates/package
+
+bench: generate
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+	find generated -mindepth 1 -not -name README.md -not -name .gitignore -delete
