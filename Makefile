@@ -29,7 +29,7 @@ check: fetch
 	$(BIN)/mcpgen generate --version all --check
 
 lint: setup
-	$(BIN)/black --check --quiet generator runtime tests examples bench mcpgen templates/package
+	$(BIN)/black --check --quiet generator runtime tests examples bench templates/package mcpgen/__init__.py mcpgen/__main__.py
 
 typecheck: setup
 	$(BIN)/pyright
@@ -38,7 +38,7 @@ test: generate lint typecheck
 	$(BIN)/pytest -q
 
 format: setup
-	$(BIN)/black generator runtime tests examples bench mcpgen templates/package
+	$(BIN)/black generator runtime tests examples bench templates/package mcpgen/__init__.py mcpgen/__main__.py
 
 bench: generate
 	$(BIN)/python -m bench

@@ -50,8 +50,19 @@ def schema() -> None:
 
 
 @schema.command("fetch")
-@click.option("--version", "version", default="all", show_default=True, help="A version, a comma list, or 'all'.")
-@click.option("--from", "source", metavar="DIR|URL", help="Local mirror or base URL (default: $MCPGEN_SCHEMA_SOURCE, else the pinned upstream URL).")
+@click.option(
+    "--version",
+    "version",
+    default="all",
+    show_default=True,
+    help="A version, a comma list, or 'all'.",
+)
+@click.option(
+    "--from",
+    "source",
+    metavar="DIR|URL",
+    help="Local mirror or base URL (default: $MCPGEN_SCHEMA_SOURCE, else the pinned upstream URL).",
+)
 def schema_fetch(version: str, source: str | None) -> None:
     """Fetch pinned schema files into schema/<version>/, verified by sha256.
 
@@ -71,9 +82,20 @@ def schema_fetch(version: str, source: str | None) -> None:
 
 @schema.command("add")
 @click.argument("version")
-@click.option("--commit", required=True, help="Upstream commit the files are taken from.")
-@click.option("--from", "source", metavar="DIR|URL", help="Where to read the files (default: upstream at --commit).")
-@click.option("--era", type=click.Choice(["legacy", "modern"]), help="Default: modern unless the schema defines InitializeRequest.")
+@click.option(
+    "--commit", required=True, help="Upstream commit the files are taken from."
+)
+@click.option(
+    "--from",
+    "source",
+    metavar="DIR|URL",
+    help="Where to read the files (default: upstream at --commit).",
+)
+@click.option(
+    "--era",
+    type=click.Choice(["legacy", "modern"]),
+    help="Default: modern unless the schema defines InitializeRequest.",
+)
 def schema_add(version: str, commit: str, source: str | None, era: str | None) -> None:
     """Pin a new protocol version: record its commit, era, dialect and file hashes.
 
@@ -84,16 +106,41 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None) -
     from .fetch import add_pin
 
     pin = add_pin(version, commit, source, era)
-    click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
+    click.echo(
+        f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files"
+    )
 
 
 @main.command()
-@click.option("--version", "version", default="all", show_default=True, help="A version, a comma list, or 'all'.")
-@click.option("--package", default="mcpgen.generated", show_default=True, help="Dotted package name to generate.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Directory the package path is created under (default: generated/ for the default package, else the current directory).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 and list the files that would change.")
-@click.option("--jobs", default=2, show_default=True, help="Processes used to format with black.")
-def generate(version: str, package: str, out: Path | None, check: bool, jobs: int) -> None:
+@click.option(
+    "--version",
+    "version",
+    default="all",
+    show_default=True,
+    help="A version, a comma list, or 'all'.",
+)
+@click.option(
+    "--package",
+    default="mcpgen.generated",
+    show_default=True,
+    help="Dotted package name to generate.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory the package path is created under (default: generated/ for the default package, else the current directory).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 and list the files that would change.",
+)
+@click.option(
+    "--jobs", default=2, show_default=True, help="Processes used to format with black."
+)
+def generate(
+    version: str, package: str, out: Path | None, check: bool, jobs: int
+) -> None:
     """Generate bindings for pinned versions (schemas must be fetched first).
 
     \b
@@ -108,14 +155,27 @@ def generate(version: str, package: str, out: Path | None, check: bool, jobs: in
     started = time.perf_counter()
     inputs = Inputs.load()
     versions = inputs.pins.select(version)
-    changed = run(versions, package, out, check=check, inputs=inputs, progress=_progress, jobs=jobs)
+    changed = run(
+        versions,
+        package,
+        out,
+        check=check,
+        inputs=inputs,
+        progress=_progress,
+        jobs=jobs,
+    )
     elapsed = time.perf_counter() - started
     if check:
         if changed:
             for path in changed:
                 click.echo(f"would change: {path}")
-            click.echo(f"error: {len(changed)} generated file(s) out of date (hint: run `mcpgen generate`)", err=True)
+            click.echo(
+                f"error: {len(changed)} generated file(s) out of date (hint: run `mcpgen generate`)",
+                err=True,
+            )
             sys.exit(EXIT_CHECK_FAILED)
         click.echo(f"up to date: {len(versions)} version(s)")
         return
-    click.echo(f"generated {len(versions)} version(s), {len(changed)} file(s) changed, in {elapsed:.1f}s")
+    click.echo(
+        f"generated {len(versions)} version(s), {len(changed)} file(s) changed, in {elapsed:.1f}s"
+    )

@@ -45,7 +45,8 @@ def package_path(package: str) -> Path:
     parts = package.split(".")
     if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
         raise UsageError(
-            f"invalid package name {package!r}", "use dotted Python identifiers, e.g. acme.mcp"
+            f"invalid package name {package!r}",
+            "use dotted Python identifiers, e.g. acme.mcp",
         )
     return Path(*parts)
 
@@ -53,8 +54,9 @@ def package_path(package: str) -> Path:
 def format_python(source: str) -> str:
     """Format with black (the project's style for generated and hand-written code)."""
     import black
+    from black.mode import TargetVersion
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY310}, line_length=88)
+    mode = black.Mode(target_versions={TargetVersion.PY310}, line_length=88)
     return black.format_str(source, mode=mode)
 
 
@@ -108,8 +110,10 @@ def package_index(root: Path, pins: Pins, extra: dict[str, str]) -> str:
         for v in sorted(present, key=version_sort_key)
     ]
     dated = [v for v in present if v != "draft"]
-    return environment().get_template("package_init.py.j2").render(
-        versions=versions, latest=max(dated) if dated else None
+    return (
+        environment()
+        .get_template("package_init.py.j2")
+        .render(versions=versions, latest=max(dated) if dated else None)
     )
 
 

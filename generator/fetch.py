@@ -64,14 +64,20 @@ class DirSource(Source):
                 f"point --from at a mirror holding <version>/{path}, or fetch from upstream",
             ) from None
         except OSError as exc:
-            raise SchemaError(f"{file}: cannot read ({exc.strerror})", "check the mirror path") from None
+            raise SchemaError(
+                f"{file}: cannot read ({exc.strerror})", "check the mirror path"
+            ) from None
 
     def list(self, version: str) -> list[str]:
         base = self.root / version
         if not (base / "schema.json").is_file():
-            raise SchemaError(f"{base / 'schema.json'}: file missing from mirror", "check --from")
+            raise SchemaError(
+                f"{base / 'schema.json'}: file missing from mirror", "check --from"
+            )
         files = ["schema.json"]
-        files += sorted(p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json"))
+        files += sorted(
+            p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json")
+        )
         return files
 
 
@@ -92,7 +98,9 @@ class UrlSource(Source):
             return f"{self.base.rstrip('/')}/{version}/{path}"
         up = self.pins.upstream
         commit = self._commit(version)
-        return up.raw_url.format(repository=up.repository, commit=commit, version=version, path=path)
+        return up.raw_url.format(
+            repository=up.repository, commit=commit, version=version, path=path
+        )
 
     def describe(self, version: str, path: str) -> str:
         return self.url(version, path)
@@ -103,8 +111,12 @@ class UrlSource(Source):
                 return response.read()
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
-                raise SchemaError(f"{url}: not found (HTTP 404)", "check the version and commit pin") from None
-            raise SchemaError(f"{url}: HTTP {exc.code}", "retry later or use --from DIR") from None
+                raise SchemaError(
+                    f"{url}: not found (HTTP 404)", "check the version and commit pin"
+                ) from None
+            raise SchemaError(
+                f"{url}: HTTP {exc.code}", "retry later or use --from DIR"
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise SchemaError(
@@ -120,12 +132,15 @@ class UrlSource(Source):
             return ["schema.json"]  # a plain HTTP mirror cannot be listed
         up = self.pins.upstream
         commit = self._commit(version)
-        tree = json.loads(self._get(up.tree_url.format(repository=up.repository, commit=commit)))
+        tree = json.loads(
+            self._get(up.tree_url.format(repository=up.repository, commit=commit))
+        )
         prefix = f"schema/{version}/"
         return sorted(
             item["path"][len(prefix) :]
             for item in tree.get("tree", [])
-            if item.get("path", "").startswith(prefix) and item["path"].endswith(".json")
+            if item.get("path", "").startswith(prefix)
+            and item["path"].endswith(".json")
         )
 
 
@@ -138,7 +153,10 @@ def make_source(spec: str | None, pins: Pins, commit: str | None = None) -> Sour
         return UrlSource(pins, base=spec, commit=commit)
     path = Path(spec).expanduser()
     if not path.is_dir():
-        raise UsageError(f"{spec}: not a directory or http(s) URL", "pass --from DIR|URL of a schema mirror")
+        raise UsageError(
+            f"{spec}: not a directory or http(s) URL",
+            "pass --from DIR|URL of a schema mirror",
+        )
     return DirSource(path)
 
 
@@ -154,7 +172,9 @@ def _checked(source: Source, version: str, path: str, expected: str) -> bytes:
     try:
         json.loads(data)
     except ValueError as exc:
-        raise SchemaError(f"{source.describe(version, path)}: malformed JSON ({exc})", "re-fetch it") from None
+        raise SchemaError(
+            f"{source.describe(version, path)}: malformed JSON ({exc})", "re-fetch it"
+        ) from None
     return data
 
 
@@ -162,13 +182,19 @@ def is_fetched(version: str, pins: Pins, root: Path | None = None) -> bool:
     """True when every pinned file of ``version`` is present locally with its pinned hash."""
     base = (root or schema_dir()) / version
     try:
-        return all(sha256((base / p).read_bytes()) == h for p, h in pins.get(version).files.items())
+        return all(
+            sha256((base / p).read_bytes()) == h
+            for p, h in pins.get(version).files.items()
+        )
     except OSError:
         return False
 
 
 def fetch(
-    versions: Iterable[str], source: Source, pins: Pins | None = None, root: Path | None = None
+    versions: Iterable[str],
+    source: Source,
+    pins: Pins | None = None,
+    root: Path | None = None,
 ) -> dict[str, str]:
     """Fetch and verify ``versions``; returns ``{version: "fetched" | "up to date"}``."""
     pins = pins or load_pins()
@@ -209,7 +235,9 @@ def _swap_into_place(stage: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def read_schema(version: str, pins: Pins | None = None, root: Path | None = None) -> bytes:
+def read_schema(
+    version: str, pins: Pins | None = None, root: Path | None = None
+) -> bytes:
     """The fetched, verified ``schema.json`` of ``version``."""
     pins = pins or load_pins()
     expected = pins.get(version).schema_sha256
@@ -223,7 +251,8 @@ def read_schema(version: str, pins: Pins | None = None, root: Path | None = None
         ) from None
     if sha256(data) != expected:
         raise SchemaError(
-            f"{file}: sha256 does not match the pin", f"re-fetch: `mcpgen schema fetch --version {version}`"
+            f"{file}: sha256 does not match the pin",
+            f"re-fetch: `mcpgen schema fetch --version {version}`",
         )
     return data
 
@@ -251,7 +280,9 @@ def add_pin(
 
     module_name(version)  # validates the version's form
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
-        raise UsageError(f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)")
+        raise UsageError(
+            f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)"
+        )
     pins = load_pins(pins_path)
     source = make_source(source_spec, pins, commit=commit)
     files = {}
@@ -261,12 +292,18 @@ def add_pin(
         try:
             doc = json.loads(data)
         except ValueError as exc:
-            raise SchemaError(f"{source.describe(version, path)}: malformed JSON ({exc})", "check the source") from None
+            raise SchemaError(
+                f"{source.describe(version, path)}: malformed JSON ({exc})",
+                "check the source",
+            ) from None
         if path == "schema.json":
             schema_doc = doc
         files[path] = sha256(data)
     if not isinstance(schema_doc, dict):
-        raise SchemaError(f"{source.describe(version, 'schema.json')}: not a JSON Schema object", "check the source")
+        raise SchemaError(
+            f"{source.describe(version, 'schema.json')}: not a JSON Schema object",
+            "check the source",
+        )
     dialect = _DIALECTS.get(schema_doc.get("$schema", ""))
     if dialect is None:
         raise SchemaError(

@@ -16,7 +16,11 @@ from collections import defaultdict
 from typing import Any
 
 import msgspec
-from datamodel_code_generator.parser.jsonschema import JsonSchemaObject
+
+# The parser module is datamodel-code-generator's documented entry point for this model.
+from datamodel_code_generator.parser.jsonschema import (
+    JsonSchemaObject,  # pyright: ignore[reportPrivateImportUsage]
+)
 
 from . import ir
 from .errors import GenerateError
@@ -40,7 +44,9 @@ def definitions_of(doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     for key in ("$defs", "definitions"):
         if isinstance(doc.get(key), dict):
             return key, doc[key]
-    raise GenerateError("schema has neither '$defs' nor 'definitions'", "is this an MCP schema.json?")
+    raise GenerateError(
+        "schema has neither '$defs' nor 'definitions'", "is this an MCP schema.json?"
+    )
 
 
 def _clean_description(text: str | None) -> str | None:
@@ -56,8 +62,19 @@ def _clean_description(text: str | None) -> str | None:
     return "".join(out).strip() or None
 
 
-def inherit_properties(defs: dict[str, Any], rules: tuple[InheritProperty, ...], version: str) -> None:
+def _subschemas(nodes: list[JsonSchemaObject | bool]) -> list[JsonSchemaObject]:
+    """Subschemas of ``anyOf``/``allOf``: ``true`` is the empty schema, ``false`` drops out."""
+    empty = JsonSchemaObject.model_validate({})
+    return [
+        n if isinstance(n, JsonSchemaObject) else empty for n in nodes if n is not False
+    ]
+
+
+def inherit_properties(
+    defs: dict[str, Any], rules: tuple[InheritProperty, ...], version: str
+) -> None:
     """Apply ``inherit_properties`` overrides to the raw definitions table, in place."""
+
     def resolve(node: dict[str, Any]) -> dict[str, Any]:
         while "$ref" in node:
             node = defs[node["$ref"].rsplit("/", 1)[1]]
@@ -97,11 +114,15 @@ def inherit_properties(defs: dict[str, Any], rules: tuple[InheritProperty, ...],
 
 
 class _Builder:
-    def __init__(self, version: str, defs: dict[str, Any], overrides: Overrides) -> None:
+    def __init__(
+        self, version: str, defs: dict[str, Any], overrides: Overrides
+    ) -> None:
         self.version = version
         self.overrides = overrides
         self.raw = defs
-        self.nodes = {name: JsonSchemaObject.model_validate(node) for name, node in defs.items()}
+        self.nodes = {
+            name: JsonSchemaObject.model_validate(node) for name, node in defs.items()
+        }
         self.out: dict[str, ir.Definition] = {}
         # hoisted inline objects: shape key -> temporary name, and the hints naming it
         self.hoisted_by_key: dict[bytes, str] = {}
@@ -110,7 +131,11 @@ class _Builder:
         self.counter = 0
         #: union name -> names of its $ref members, for ``members_of`` override rules
         self.unions = {
-            name: {m["$ref"].rsplit("/", 1)[1] for m in node.get("anyOf", []) if "$ref" in m}
+            name: {
+                m["$ref"].rsplit("/", 1)[1]
+                for m in node.get("anyOf", [])
+                if "$ref" in m
+            }
             for name, node in defs.items()
         }
 
@@ -126,17 +151,29 @@ class _Builder:
     def definition(self, name: str, node: JsonSchemaObject) -> ir.Definition:
         description = _clean_description(node.description)
         if self.overrides.is_any_json(name, self.version):
-            return ir.AliasDef(name=name, target=ir.AnyType(), description=description, origin=name)
+            return ir.AliasDef(
+                name=name, target=ir.AnyType(), description=description, origin=name
+            )
         node = self._merged(node)
         if node.ref and not node.properties:
-            return ir.AliasDef(name=name, target=self._ref(node.ref), description=description, origin=name)
+            return ir.AliasDef(
+                name=name,
+                target=self._ref(node.ref),
+                description=description,
+                origin=name,
+            )
         if node.anyOf and not node.properties:
-            members = self._union_members(node.anyOf, name, name)
-            return ir.UnionDef(name=name, members=members, description=description, origin=name)
+            members = self._union_members(_subschemas(node.anyOf), name, name)
+            return ir.UnionDef(
+                name=name, members=members, description=description, origin=name
+            )
         if node.properties:
             return self.object_def(name, node, name, description)
         return ir.AliasDef(
-            name=name, target=self.type_of(node, name, name), description=description, origin=name
+            name=name,
+            target=self.type_of(node, name, name),
+            description=description,
+            origin=name,
         )
 
     def object_def(
@@ -148,10 +185,16 @@ class _Builder:
         hint: str | None = None,
     ) -> ir.StructDef | ir.OpenDef:
         open_extra = self._open_extra(node, origin)
-        fields = self._fields(node, hint or name, origin, is_open=open_extra is not None)
+        fields = self._fields(
+            node, hint or name, origin, is_open=open_extra is not None
+        )
         if open_extra is not None:
             return ir.OpenDef(
-                name=name, fields=fields, extra=open_extra, description=description, origin=origin
+                name=name,
+                fields=fields,
+                extra=open_extra,
+                description=description,
+                origin=origin,
             )
         return ir.StructDef(
             name=name,
@@ -171,10 +214,14 @@ class _Builder:
                 sub = JsonSchemaObject.model_validate(sub)
             ftype = self.type_of(sub, owner + pascal(wire), f"{origin}.{wire}")
             py = (open_attribute if is_open else attribute)(wire, taken)
-            required = wire in (node.required or []) and not self.overrides.is_optional(wire)
+            required = wire in (node.required or []) and not self.overrides.is_optional(
+                wire
+            )
             default = self.overrides.default_for(wire, self.version)
             use_default = (
-                default is not None and isinstance(ftype, ir.Scalar) and ftype.kind == "str"
+                default is not None
+                and isinstance(ftype, ir.Scalar)
+                and ftype.kind == "str"
             )
             fields.append(
                 ir.Field(
@@ -192,7 +239,7 @@ class _Builder:
     def _require_one_of(self, node: JsonSchemaObject) -> tuple[tuple[str, ...], ...]:
         return tuple(
             tuple(alt.required)
-            for alt in node.anyOf
+            for alt in _subschemas(node.anyOf)
             if alt.required and not alt.properties and not alt.type and not alt.ref
         )
 
@@ -201,15 +248,23 @@ class _Builder:
         if ap is False:
             return None
         if ap is True or isinstance(ap, JsonSchemaObject):
-            return ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
-        return ir.AnyType() if self.overrides.is_open(origin, self.version, self.unions) else None
+            return (
+                ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
+            )
+        return (
+            ir.AnyType()
+            if self.overrides.is_open(origin, self.version, self.unions)
+            else None
+        )
 
     # -- types ------------------------------------------------------------------------
 
     def _ref(self, ref: str) -> ir.Named:
         name = ref.rsplit("/", 1)[1]
         if name not in self.nodes:
-            raise GenerateError(f"dangling $ref {ref!r} in {self.version}", "patch the schema")
+            raise GenerateError(
+                f"dangling $ref {ref!r} in {self.version}", "patch the schema"
+            )
         return ir.Named(name=name)
 
     def _merged(self, node: JsonSchemaObject) -> JsonSchemaObject:
@@ -220,7 +275,14 @@ class _Builder:
         required: list[str] = []
         extra: Any = None
         closed = False
-        parts = [self._merged(self.nodes[p.ref.rsplit("/", 1)[1]]) if p.ref else self._merged(p) for p in node.allOf]
+        parts = [
+            (
+                self._merged(self.nodes[p.ref.rsplit("/", 1)[1]])
+                if p.ref
+                else self._merged(p)
+            )
+            for p in _subschemas(node.allOf)
+        ]
         for part in [*parts, node.model_copy(update={"allOf": []})]:
             props.update(part.properties or {})
             required += [r for r in part.required or [] if r not in required]
@@ -238,10 +300,14 @@ class _Builder:
             }
         )
 
-    def _union_members(self, alts: list[JsonSchemaObject], hint: str, origin: str) -> tuple[ir.TypeExpr, ...]:
+    def _union_members(
+        self, alts: list[JsonSchemaObject], hint: str, origin: str
+    ) -> tuple[ir.TypeExpr, ...]:
         members: list[ir.TypeExpr] = []
         for i, alt in enumerate(alts):
-            t = self.type_of(alt, f"{hint}{i + 1}" if not alt.ref else hint, f"{origin}|{i}")
+            t = self.type_of(
+                alt, f"{hint}{i + 1}" if not alt.ref else hint, f"{origin}|{i}"
+            )
             for m in t.members if isinstance(t, ir.UnionType) else (t,):
                 if m not in members:
                     members.append(m)
@@ -258,9 +324,13 @@ class _Builder:
         if node.enum:
             return ir.LiteralType(values=tuple(node.enum))
         if node.anyOf and not node.properties:
-            members = self._union_members(node.anyOf, hint, origin)
+            members = self._union_members(_subschemas(node.anyOf), hint, origin)
             return members[0] if len(members) == 1 else ir.UnionType(members=members)
-        kinds = node.type if isinstance(node.type, list) else [node.type] if node.type else []
+        kinds = (
+            node.type
+            if isinstance(node.type, list)
+            else [node.type] if node.type else []
+        )
         if node.properties or (not kinds and node.additionalProperties is not None):
             kinds = ["object"]
         if not kinds:
@@ -268,7 +338,9 @@ class _Builder:
         members = [self._single(kind, node, hint, origin) for kind in kinds]
         return members[0] if len(members) == 1 else ir.UnionType(members=tuple(members))
 
-    def _single(self, kind: str, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
+    def _single(
+        self, kind: str, node: JsonSchemaObject, hint: str, origin: str
+    ) -> ir.TypeExpr:
         if kind == "object":
             if node.properties:
                 return self._hoist(hint, node, origin)
@@ -288,10 +360,14 @@ class _Builder:
             )
             return ir.ArrayType(
                 item=item,
-                constraints=ir.Constraints(min_length=node.minItems, max_length=node.maxItems),
+                constraints=ir.Constraints(
+                    min_length=node.minItems, max_length=node.maxItems
+                ),
             )
         if kind not in _SCALARS:
-            raise GenerateError(f"unsupported JSON type {kind!r} at {origin}", "add a patch")
+            raise GenerateError(
+                f"unsupported JSON type {kind!r} at {origin}", "add a patch"
+            )
         scalar = _SCALARS[kind]
         constraints = ir.Constraints(
             ge=_number(node.minimum),
@@ -326,13 +402,20 @@ class _Builder:
     def _finish_names(self) -> list[ir.Definition]:
         names = ClassNames(set(self.out))
         final: dict[str, str] = {}
-        by_hint = sorted(self.hoisted, key=lambda t: min((len(h), h) for h, _ in self.hints[t]))
+        by_hint = sorted(
+            self.hoisted, key=lambda t: min((len(h), h) for h, _ in self.hints[t])
+        )
         for temp in by_hint:
             hint, origin = min(self.hints[temp], key=lambda h: (len(h[0]), h[0]))
             final[temp] = names.claim(hint)
-            self.hoisted[temp] = msgspec.structs.replace(self.hoisted[temp], origin=origin)
+            self.hoisted[temp] = msgspec.structs.replace(
+                self.hoisted[temp], origin=origin
+            )
         renamed = [_rename(d, final) for d in self.out.values()]
-        hoisted = [_rename(self.hoisted[t], final) for t in sorted(self.hoisted, key=lambda t: final[t])]
+        hoisted = [
+            _rename(self.hoisted[t], final)
+            for t in sorted(self.hoisted, key=lambda t: final[t])
+        ]
         return renamed + hoisted
 
 
@@ -353,7 +436,10 @@ def _rename(node: Any, table: dict[str, str]) -> Any:
             new = _rename(value, table)
             if new is not value:
                 changes[field] = new
-        if isinstance(node, (ir.StructDef, ir.OpenDef, ir.AliasDef, ir.UnionDef)) and node.name in table:
+        if (
+            isinstance(node, (ir.StructDef, ir.OpenDef, ir.AliasDef, ir.UnionDef))
+            and node.name in table
+        ):
             changes["name"] = table[node.name]
         return msgspec.structs.replace(node, **changes) if changes else node
     if isinstance(node, tuple):
@@ -373,7 +459,9 @@ def load_module(
     try:
         doc = json.loads(schema_bytes)
     except ValueError as exc:
-        raise GenerateError(f"schema {version}: malformed JSON ({exc})", "re-fetch it") from None
+        raise GenerateError(
+            f"schema {version}: malformed JSON ({exc})", "re-fetch it"
+        ) from None
     apply_patches(doc, version, patches)
     _, defs = definitions_of(doc)
     inherit_properties(defs, overrides.inherit_properties, version)

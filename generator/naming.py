@@ -6,10 +6,7 @@ import keyword
 import re
 
 # Attributes that would shadow methods of the classes we emit (dict for open objects).
-_RESERVED_ATTRIBUTES = frozenset(
-    dir(dict)
-    + ["extra", "mro"]
-)
+_RESERVED_ATTRIBUTES = frozenset(dir(dict) + ["extra", "mro"])
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
@@ -23,7 +20,9 @@ def snake(name: str) -> str:
     return name or "field"
 
 
-def attribute(wire_name: str, taken: set[str], avoid: frozenset[str] = frozenset()) -> str:
+def attribute(
+    wire_name: str, taken: set[str], avoid: frozenset[str] = frozenset()
+) -> str:
     """A valid, unique Python attribute name for a wire key."""
     name = snake(wire_name)
     if name[0].isdigit():

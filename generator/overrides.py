@@ -34,7 +34,9 @@ class Rule(msgspec.Struct, frozen=True):
     def applies(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
         if self.versions and version not in self.versions:
             return False
-        if self.members_of is not None and origin not in unions.get(self.members_of, ()):
+        if self.members_of is not None and origin not in unions.get(
+            self.members_of, ()
+        ):
             return False
         return fnmatch.fnmatchcase(origin, self.match)
 
@@ -57,7 +59,8 @@ class OptionalField(msgspec.Struct, frozen=True):
 
 class InheritProperty(msgspec.Struct, frozen=True):
     """Copy ``property`` from the object at ``source`` into the ``params`` objects of
-    definitions matching ``into`` that lack it (flattened schemas dropped inherited keys)."""
+    definitions matching ``into`` that lack it (flattened schemas dropped inherited keys).
+    """
 
     property: str
     source: str

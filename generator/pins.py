@@ -81,7 +81,8 @@ def module_name(version: str) -> str:
     """The Python subpackage name of a version: ``2025-11-25`` → ``v2025_11_25``."""
     if not VERSION_PATTERN.match(version):
         raise UsageError(
-            f"invalid protocol version {version!r}", "versions look like 2025-11-25 or 'draft'"
+            f"invalid protocol version {version!r}",
+            "versions look like 2025-11-25 or 'draft'",
         )
     return "draft" if version == "draft" else "v" + version.replace("-", "_")
 
@@ -97,9 +98,13 @@ def load_pins(path: Path | None = None) -> Pins:
     try:
         return msgspec.json.decode(path.read_bytes(), type=Pins)
     except FileNotFoundError:
-        raise SchemaError(f"{path}: pins file missing", "restore schema/pins.json from git") from None
+        raise SchemaError(
+            f"{path}: pins file missing", "restore schema/pins.json from git"
+        ) from None
     except msgspec.DecodeError as exc:
-        raise SchemaError(f"{path}: invalid pins file: {exc}", "restore it from git") from None
+        raise SchemaError(
+            f"{path}: invalid pins file: {exc}", "restore it from git"
+        ) from None
 
 
 def save_pins(pins: Pins, path: Path | None = None) -> None:

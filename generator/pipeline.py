@@ -33,7 +33,9 @@ class Inputs:
         return cls(load_pins(), load_overrides(), load_patches(), schema_root)
 
 
-def build_ir(version: str, inputs: Inputs, schema_bytes: bytes | None = None) -> ir.Module:
+def build_ir(
+    version: str, inputs: Inputs, schema_bytes: bytes | None = None
+) -> ir.Module:
     """The complete IR of one pinned version (unions analysed)."""
     pin = inputs.pins.get(version)
     if schema_bytes is None:
@@ -85,4 +87,6 @@ def generate(
         if progress:
             progress(f"{version}: loading schema and building bindings")
         per_version[version] = render_version(build_ir(version, inputs), inputs)
-    return emit_package(root, per_version, inputs.pins, check, jobs=jobs, progress=progress)
+    return emit_package(
+        root, per_version, inputs.pins, check, jobs=jobs, progress=progress
+    )

@@ -66,9 +66,12 @@ class _Index:
 def json_kind(t: ir.TypeExpr, index: _Index) -> str:
     t = index.resolve(t)
     if isinstance(t, ir.Scalar):
-        return {"str": "string", "int": "number", "float": "number", "bool": "boolean"}.get(
-            t.kind, "null"
-        )
+        return {
+            "str": "string",
+            "int": "number",
+            "float": "number",
+            "bool": "boolean",
+        }.get(t.kind, "null")
     if isinstance(t, ir.LiteralType):
         kinds = {_value_kind(v) for v in t.values}
         return kinds.pop() if len(kinds) == 1 else "mixed"
@@ -108,7 +111,9 @@ def _tag_candidate(members: list[ir.TypeExpr], index: _Index) -> str | None:
         return None
     structs = [o for o in objects if isinstance(o, ir.StructDef)]
     keys = {f.wire_name for f in structs[0].fields}
-    ordered = [k for k in _TAG_PREFERENCE if k in keys] + sorted(keys - set(_TAG_PREFERENCE))
+    ordered = [k for k in _TAG_PREFERENCE if k in keys] + sorted(
+        keys - set(_TAG_PREFERENCE)
+    )
     for key in ordered:
         values = [_required_literal(s, key) for s in structs]
         if all(v is not None for v in values) and len(set(values)) == len(values):
@@ -127,7 +132,9 @@ def _walk_types(t: ir.TypeExpr) -> Iterator[ir.TypeExpr]:
             yield from _walk_types(m)
 
 
-def _all_unions(definitions: tuple[ir.Definition, ...]) -> Iterator[tuple[ir.TypeExpr, ...]]:
+def _all_unions(
+    definitions: tuple[ir.Definition, ...],
+) -> Iterator[tuple[ir.TypeExpr, ...]]:
     for d in definitions:
         if isinstance(d, ir.UnionDef):
             yield d.members
@@ -193,7 +200,11 @@ def is_native(members: tuple[ir.TypeExpr, ...], index: _Index) -> bool:
                 else:
                     kinds["object"] += 1
             else:  # OpenDef, or a union that needs a hook
-                if isinstance(d, ir.UnionDef) and d.strategy is None and is_native(d.members, index):
+                if (
+                    isinstance(d, ir.UnionDef)
+                    and d.strategy is None
+                    and is_native(d.members, index)
+                ):
                     continue
                 custom += 1
             continue
@@ -201,7 +212,9 @@ def is_native(members: tuple[ir.TypeExpr, ...], index: _Index) -> bool:
             kinds[{"float": "float"}.get(r.kind, r.kind)] += 1
         elif isinstance(r, ir.LiteralType):
             for k in {_value_kind(v) for v in r.values}:
-                kinds[{"number": "int", "string": "str", "boolean": "bool"}.get(k, k)] += 1
+                kinds[
+                    {"number": "int", "string": "str", "boolean": "bool"}.get(k, k)
+                ] += 1
         elif isinstance(r, ir.ArrayType):
             kinds["array"] += 1
         elif isinstance(r, ir.MapType):
@@ -232,7 +245,9 @@ def _required(d: ir.StructDef | ir.OpenDef) -> set[str]:
     return keys
 
 
-def _literals(d: ir.StructDef | ir.OpenDef, key: str) -> tuple[tuple[Any, ...], bool] | None:
+def _literals(
+    d: ir.StructDef | ir.OpenDef, key: str
+) -> tuple[tuple[Any, ...], bool] | None:
     """(values, required) of a literal-typed key, or None."""
     if isinstance(d, ir.StructDef) and d.tag is not None and d.tag.field == key:
         return (d.tag.value,), True
@@ -254,17 +269,21 @@ class Planner:
         for m in members:
             groups[json_kind(m, self.index)].append(m)
         if "any" in groups or "mixed" in groups:
-            raise GenerateError(f"{self.where}: cannot plan a union with untyped members", "add a patch")
+            raise GenerateError(
+                f"{self.where}: cannot plan a union with untyped members", "add a patch"
+            )
         if len(groups) > 1:
             return ir.ByKind(cases=tuple((k, self.plan(v)) for k, v in groups.items()))
-        (kind, group), = groups.items()
+        ((kind, group),) = groups.items()
         if kind == "object":
             return self.plan_objects(group)
         return ir.FirstValid(options=tuple(ir.Pick(member=m) for m in group))
 
     def _objs(self, members: list[ir.TypeExpr]) -> list[ir.StructDef | ir.OpenDef]:
         objs = [self.index.obj(m) for m in members]
-        if any(o is None for o in objs):  # a map among objects: only trial decoding helps
+        if any(
+            o is None for o in objs
+        ):  # a map among objects: only trial decoding helps
             return []
         return [o for o in objs if o is not None]
 
@@ -286,7 +305,15 @@ class Planner:
         self, members: list[ir.TypeExpr], objs: list[ir.StructDef | ir.OpenDef]
     ) -> ir.ByValue | None:
         keys = sorted({k for o in objs for k in _declared(o) if _literals(o, k)})
-        best: tuple[tuple[int, int, int], str, dict[Any, list[ir.TypeExpr]], list[ir.TypeExpr]] | None
+        best: (
+            tuple[
+                tuple[int, int, int],
+                str,
+                dict[Any, list[ir.TypeExpr]],
+                list[ir.TypeExpr],
+            ]
+            | None
+        )
         best = None
         for rank, key in enumerate(keys):
             cases, default = self._partition(members, objs, key)
@@ -390,7 +417,9 @@ def _map_types(t: ir.TypeExpr, fn: Callable[[ir.TypeExpr], ir.TypeExpr]) -> ir.T
     elif isinstance(t, ir.MapType):
         t = msgspec.structs.replace(t, value=_map_types(t.value, fn))
     elif isinstance(t, ir.UnionType):
-        t = msgspec.structs.replace(t, members=tuple(_map_types(m, fn) for m in t.members))
+        t = msgspec.structs.replace(
+            t, members=tuple(_map_types(m, fn) for m in t.members)
+        )
     return fn(t)
 
 
@@ -424,7 +453,9 @@ def analyze(module: ir.Module) -> ir.Module:
     for d in definitions:
         if isinstance(d, (ir.StructDef, ir.OpenDef)):
             fields = tuple(
-                msgspec.structs.replace(f, type=_map_types(f.type, hoist(d.name + _cap(f.py_name))))
+                msgspec.structs.replace(
+                    f, type=_map_types(f.type, hoist(d.name + _cap(f.py_name)))
+                )
                 for f in d.fields
             )
             d = msgspec.structs.replace(d, fields=fields)
@@ -437,7 +468,9 @@ def analyze(module: ir.Module) -> ir.Module:
     for d in rewritten:
         if isinstance(d, ir.UnionDef) and not is_native(d.members, index):
             planner = Planner(index, f"{module.version} {d.name}")
-            d = msgspec.structs.replace(d, strategy=planner.plan(index.flatten(d.members)))
+            d = msgspec.structs.replace(
+                d, strategy=planner.plan(index.flatten(d.members))
+            )
         planned.append(d)
     # a union is native only if all its nested unions are: re-check until stable
     changed = True
@@ -445,9 +478,15 @@ def analyze(module: ir.Module) -> ir.Module:
         changed = False
         index = _Index(tuple(planned))
         for i, d in enumerate(planned):
-            if isinstance(d, ir.UnionDef) and d.strategy is None and not is_native(d.members, index):
+            if (
+                isinstance(d, ir.UnionDef)
+                and d.strategy is None
+                and not is_native(d.members, index)
+            ):
                 planner = Planner(index, f"{module.version} {d.name}")
-                planned[i] = msgspec.structs.replace(d, strategy=planner.plan(index.flatten(d.members)))
+                planned[i] = msgspec.structs.replace(
+                    d, strategy=planner.plan(index.flatten(d.members))
+                )
                 changed = True
     return msgspec.structs.replace(module, definitions=tuple(planned))
 

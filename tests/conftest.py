@@ -14,7 +14,9 @@ from mcpgen.generator.pins import Pins, load_pins, schema_dir
 from mcpgen.generator.pipeline import Inputs, generate
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRROR = Path(os.environ.get("MCPGEN_SCHEMA_SOURCE") or ROOT.parent / "shared" / "mcp-schema")
+MIRROR = Path(
+    os.environ.get("MCPGEN_SCHEMA_SOURCE") or ROOT.parent / "shared" / "mcp-schema"
+)
 PINS = load_pins()
 VERSIONS = PINS.ordered()
 #: Filled by tests, printed at the end of the run.
@@ -34,7 +36,11 @@ def pins() -> Pins:
 @pytest.fixture(scope="session")
 def fetched(pins: Pins) -> Path:
     """Every pinned version fetched (a no-op when already up to date)."""
-    fetch(pins.ordered(), make_source(os.environ.get("MCPGEN_SCHEMA_SOURCE") or str(MIRROR), pins), pins)
+    fetch(
+        pins.ordered(),
+        make_source(os.environ.get("MCPGEN_SCHEMA_SOURCE") or str(MIRROR), pins),
+        pins,
+    )
     return schema_dir()
 
 
