@@ -179,11 +179,16 @@ Strategy = Union[Pick, ByKind, ByValue, ByKey, FirstValid]
 # -- methods (dispatch table) -------------------------------------------------------------
 
 
+Kind = Literal["request", "notification"]
+Side = Literal["client", "server"]
+Channel = Literal["wire", "input"]
+
+
 class Method(msgspec.Struct, frozen=True):
     name: str
-    kind: Literal["request", "notification"]
-    #: ``client`` means sent by the client to the server.
-    direction: Literal["client", "server"]
+    kind: Kind
+    #: The sender: ``client`` means sent by the client to the server.
+    direction: Side
     message_type: str
     params_type: str | None
     params_required: bool
@@ -191,7 +196,9 @@ class Method(msgspec.Struct, frozen=True):
     #: Capability path on the receiving side that gates the method, e.g. ``("tools",)``.
     capability: tuple[str, ...] | None
     #: ``wire`` for JSON-RPC requests; ``input`` for 2026 embedded input requests.
-    channel: Literal["wire", "input"] = "wire"
+    channel: Channel = "wire"
+    #: Python name of the handler / client method, e.g. ``call_tool``, ``on_progress``.
+    handler: str = ""
 
 
 class Module(msgspec.Struct, frozen=True):

@@ -402,11 +402,19 @@ class _Builder:
     def _finish_names(self) -> list[ir.Definition]:
         names = ClassNames(set(self.out))
         final: dict[str, str] = {}
+        referenced = _referenced(self.raw)
+
+        def preference(hint_origin: tuple[str, str]) -> tuple[int, bool, str]:
+            """Shortest name first; on a tie, the one from a base definition nothing
+            references (``PaginatedRequest`` over ``ListToolsRequest``)."""
+            hint, origin = hint_origin
+            return (len(hint), origin.split(".")[0] in referenced, hint)
+
         by_hint = sorted(
-            self.hoisted, key=lambda t: min((len(h), h) for h, _ in self.hints[t])
+            self.hoisted, key=lambda t: min(preference(h) for h in self.hints[t])
         )
         for temp in by_hint:
-            hint, origin = min(self.hints[temp], key=lambda h: (len(h[0]), h[0]))
+            hint, origin = min(self.hints[temp], key=preference)
             final[temp] = names.claim(hint)
             self.hoisted[temp] = msgspec.structs.replace(
                 self.hoisted[temp], origin=origin
@@ -417,6 +425,25 @@ class _Builder:
             for t in sorted(self.hoisted, key=lambda t: final[t])
         ]
         return renamed + hoisted
+
+
+def _referenced(defs: dict[str, Any]) -> set[str]:
+    """Names of definitions some ``$ref`` points at."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                found.add(ref.rsplit("/", 1)[1])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(defs)
+    return found
 
 
 def _number(value: Any) -> int | float | None:

@@ -77,6 +77,13 @@ class ResultException(msgspec.Struct, frozen=True):
     reason: str
 
 
+class RuntimeMethod(msgspec.Struct, frozen=True):
+    """A method the runtime answers or consumes itself, so stubs leave it out."""
+
+    method: str
+    reason: str
+
+
 class CapabilityGate(msgspec.Struct, frozen=True):
     """The capability (``side`` plus path) a peer must advertise before a method is used."""
 
@@ -93,6 +100,7 @@ class Overrides(msgspec.Struct, frozen=True):
     inherit_properties: tuple[InheritProperty, ...] = ()
     result_exceptions: tuple[ResultException, ...] = ()
     capabilities: tuple[CapabilityGate, ...] = ()
+    runtime_methods: tuple[RuntimeMethod, ...] = ()
 
     def is_open(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
         return any(r.applies(origin, version, unions) for r in self.open_objects)

@@ -6,14 +6,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from . import ir
 from .emit import emit_package, environment, package_path
 from .fetch import read_schema
 from .loader import load_module
+from .methods import build_methods
 from .overrides import Overrides, load_overrides
 from .patches import Patch, load_patches
 from .pins import PACKAGE_DIR, Pins, load_pins
 from .render import Renderer
+from .stubs import build_stubs
 from .unions import analyze
 
 DEFAULT_PACKAGE = "mcpgen.generated"
@@ -40,8 +44,12 @@ def build_ir(
     pin = inputs.pins.get(version)
     if schema_bytes is None:
         schema_bytes = read_schema(version, inputs.pins, inputs.schema_root)
-    module = load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches)
-    return analyze(module)
+    module = analyze(
+        load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches)
+    )
+    return msgspec.structs.replace(
+        module, methods=build_methods(module, inputs.overrides)
+    )
 
 
 def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
@@ -49,12 +57,16 @@ def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
     env = environment()
     pin = inputs.pins.get(module.version)
     view = Renderer(module).view(pin.commit)
-    return {
+    stubs = build_stubs(module, inputs.overrides)
+    files = {
         "__init__.py": env.get_template("version_init.py.j2").render(
             version=module.version, era=module.era
         ),
         "types.py": env.get_template("types.py.j2").render(m=view),
     }
+    for name in ("methods", "server", "client"):
+        files[f"{name}.py"] = env.get_template(f"{name}.py.j2").render(s=stubs)
+    return files
 
 
 def package_root(package: str, out: Path | None) -> Path:

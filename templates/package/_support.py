@@ -22,7 +22,8 @@ import abc
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -35,8 +36,13 @@ else:  # Python 3.10: the decorator only informs type checkers, so a no-op will 
     def dataclass_transform(**_: Any) -> Any:
         return lambda cls: cls
 
+
 __all__ = [
+    "Binding",
+    "MethodSpec",
     "OpenObject",
+    "RequestContext",
+    "Requester",
     "UnionType",
     "convert",
     "dec_hook",
@@ -107,11 +113,15 @@ class OpenObject(dict[str, Any]):
         for name, spec in keys.items():
             value = fields.pop(name, spec.default)
             if value is _MISSING:
-                raise TypeError(f"{type(self).__name__}() missing required argument: {name!r}")
+                raise TypeError(
+                    f"{type(self).__name__}() missing required argument: {name!r}"
+                )
             if value is not msgspec.UNSET:
                 self[spec.wire] = value
         if fields:
-            raise TypeError(f"{type(self).__name__}() got unexpected arguments: {sorted(fields)}")
+            raise TypeError(
+                f"{type(self).__name__}() got unexpected arguments: {sorted(fields)}"
+            )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict.__repr__(self)})"
@@ -129,14 +139,22 @@ class OpenObject(dict[str, Any]):
                 if spec.default is _MISSING:
                     fields.append((name, hints[name], msgspec.field(name=spec.wire)))
                 else:
-                    fields.append((name, hints[name], msgspec.field(default=spec.default, name=spec.wire)))
+                    fields.append(
+                        (
+                            name,
+                            hints[name],
+                            msgspec.field(default=spec.default, name=spec.wire),
+                        )
+                    )
             shape = msgspec.defstruct(
                 f"{cls.__name__}Keys", fields, kw_only=True, module=cls.__module__
             )
             cls.__shape = shape
             if cls.__extra__ is not None:
                 namespace = vars(sys.modules[cls.__module__])
-                cls.__extra_type = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
+                cls.__extra_type = eval(
+                    cls.__extra__, namespace
+                )  # noqa: S307 - generated text
         return shape
 
     @classmethod
@@ -156,7 +174,11 @@ class OpenObject(dict[str, Any]):
             wires = {spec.wire for spec in cls.__keys__.values()}
             for k, v in obj.items():
                 if k not in wires:
-                    dict.__setitem__(inst, k, _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k))
+                    dict.__setitem__(
+                        inst,
+                        k,
+                        _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k),
+                    )
         return inst
 
 
@@ -178,7 +200,9 @@ class UnionType(abc.ABC):
         return _run(cls.__strategy__, obj)
 
 
-def register_union(marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]) -> None:
+def register_union(
+    marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]
+) -> None:
     """Attach ``strategy`` to a union marker and register its members' classes."""
     marker.__strategy__ = strategy
     for member in members:
@@ -206,7 +230,9 @@ def _nested(fn: Any, obj: Any, tp: Any, *, dec_hook: Any, at: str | None = None)
     except msgspec.ValidationError as exc:
         message = str(exc)
         if at is not None:
-            message = f"{message} - at `$.{at}`" if " - at `$" not in message else message
+            message = (
+                f"{message} - at `$.{at}`" if " - at `$" not in message else message
+            )
         raise ValueError(message) from None
 
 
@@ -228,7 +254,9 @@ def _run(node: tuple[Any, ...], obj: Any) -> Any:
         if op == "value":
             _, name, cases, default = node
             value = obj.get(name, _MISSING)
-            nxt = cases.get(value) if value is not _MISSING and _hashable(value) else None
+            nxt = (
+                cases.get(value) if value is not _MISSING and _hashable(value) else None
+            )
             if nxt is None:
                 nxt = default
             if nxt is None:
@@ -300,7 +328,9 @@ def _decode_type(tp: Any) -> Any:
     field = config.tag_field
     sentinel = _sentinels.get(field)
     if sentinel is None:
-        sentinel = msgspec.defstruct("_NoTag", [], tag_field=field, tag="\x00no tag\x00")
+        sentinel = msgspec.defstruct(
+            "_NoTag", [], tag_field=field, tag="\x00no tag\x00"
+        )
         _sentinels[field] = sentinel
     return tp | sentinel
 
@@ -359,3 +389,66 @@ def is_open(tp: Any) -> bool:
 def fields_of(obj: OpenObject) -> Mapping[str, Any]:
     """The declared keys of an open object present on it, by attribute name."""
     return {n: obj[s.wire] for n, s in type(obj).__keys__.items() if s.wire in obj}
+
+
+# -- what the generated dispatch tables and stubs share with a runtime --------------------
+
+
+class MethodSpec(NamedTuple):
+    """One row of a version's dispatch table (``methods.py``)."""
+
+    name: str
+    kind: str  # "request" | "notification"
+    #: The sender: "client" (client → server) or "server" (server → client).
+    direction: str
+    #: "wire" for JSON-RPC messages; "input" for 2026 input requests embedded in results.
+    channel: str
+    #: Python name of the handler or client method (``call_tool``, ``on_progress``).
+    handler: str
+    message: Any
+    params: Any
+    params_required: bool
+    result: Any
+    #: Capability path the receiver (for notifications: the sender) must have declared.
+    capability: tuple[str, ...] | None
+
+
+class Binding(NamedTuple):
+    """Everything a runtime needs to speak one protocol version."""
+
+    version: str
+    era: str
+    types: ModuleType
+    methods: tuple[MethodSpec, ...]
+    #: Methods the runtime answers itself (negotiation, ping, log level, …).
+    runtime_methods: frozenset[str]
+
+
+class RequestContext(Protocol):
+    """The per-request object a runtime passes to the generated ``Context`` wrappers."""
+
+    @property
+    def request_id(self) -> str | int: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+    @property
+    def client_info(self) -> Mapping[str, Any]: ...
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]: ...
+    @property
+    def cancelled(self) -> bool: ...
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+    async def log(self, level: str, data: Any, logger: str | None) -> None: ...
+    async def request(self, method: str, params: Any, result: Any) -> Any: ...
+    async def notify(self, method: str, params: Any) -> None: ...
+
+
+class Requester(Protocol):
+    """A runtime's client session, as the generated typed ``Client`` uses it."""
+
+    @property
+    def protocol_version(self) -> str: ...
+    async def request(self, method: str, params: Any, result: Any) -> Any: ...
+    async def notify(self, method: str, params: Any) -> None: ...
