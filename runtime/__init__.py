@@ -1,0 +1,43 @@
+"""The thin runtime under generated bindings: JSON-RPC framing, a sans-IO connection,
+version negotiation, an asyncio session, and transports.
+
+It imports no generated module: the application's generated handlers or client class
+carry their version's binding in, and sibling versions come from the same package.
+"""
+
+from .client import ClientSession, stdio_client
+from .connection import Connection, State
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosed,
+    McpError,
+    NegotiationError,
+)
+from .negotiation import ERAS, Versions
+from .server import Server
+from .session import RequestScope, Session, Transport
+
+__all__ = [
+    "ERAS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "ClientSession",
+    "Connection",
+    "ConnectionClosed",
+    "McpError",
+    "NegotiationError",
+    "RequestScope",
+    "Server",
+    "Session",
+    "State",
+    "Transport",
+    "Versions",
+    "stdio_client",
+]

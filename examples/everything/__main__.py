@@ -1,0 +1,40 @@
+"""Run the conformance "everything" server: ``python -m examples.everything --transport stdio``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from mcpgen.runtime import Server
+
+from .server import Everything
+
+
+def build_server() -> Server:
+    return Server(
+        Everything(),
+        name="mcpgen-everything",
+        version="0.1.0",
+        instructions="Conformance fixtures for mcpgen.",
+        list_changed=("tools", "prompts", "resources"),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m examples.everything")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--log-level", default="WARNING")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
+    server = build_server()
+    if args.transport == "stdio":
+        server.run_stdio()
+    else:
+        parser.error("the HTTP transport is not available yet")
+
+
+if __name__ == "__main__":
+    main()

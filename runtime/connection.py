@@ -1,0 +1,625 @@
+"""The MCP connection state machine, sans-IO: frames in, events and frames out.
+
+A ``Connection`` parses frames, negotiates the version (legacy ``initialize``), gates
+methods by version, state and capability, decodes params with the dispatch table's types
+and correlates responses with the requests it sent. It never awaits and never touches a
+socket or pipe: the asyncio ``Session`` feeds it and acts on what it returns.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET
+
+from . import jsonrpc
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    NegotiationError,
+)
+from .jsonrpc import RequestId
+from .negotiation import (
+    MethodSpec,
+    VersionInfo,
+    Versions,
+    accept_answer,
+    answer_initialize,
+    has_capability,
+)
+
+log = logging.getLogger("mcpgen.runtime")
+Role = Literal["server", "client"]
+LOG_LEVELS = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+class State(enum.Enum):
+    NEW = "new"
+    INITIALIZING = "initializing"  # initialize answered (server) or sent (client)
+    READY = "ready"
+    CLOSED = "closed"
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    """Write these bytes to the peer (one frame)."""
+
+    data: bytes
+    batch: int | None = None
+
+
+@dataclass(frozen=True)
+class BatchOpened:
+    """A batch arrived; its replies go out together once ``expected`` are ready."""
+
+    batch: int
+    expected: int
+
+
+@dataclass(frozen=True)
+class IncomingRequest:
+    id: RequestId
+    spec: MethodSpec
+    params: Any
+    meta: Mapping[str, Any]
+    batch: int | None = None
+
+
+@dataclass(frozen=True)
+class IncomingNotification:
+    spec: MethodSpec
+    params: Any
+
+
+@dataclass(frozen=True)
+class Cancel:
+    request_id: RequestId
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Progress:
+    token: str | int
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True)
+class Failure:
+    id: RequestId
+    error: McpError
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    """The handshake settled on ``version`` (server: initialize answered; client: accepted)."""
+
+    version: str
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The handshake failed: the client cannot speak what the server answered."""
+
+    error: NegotiationError
+
+
+Event = (
+    Send
+    | BatchOpened
+    | IncomingRequest
+    | IncomingNotification
+    | Cancel
+    | Progress
+    | Answer
+    | Failure
+    | Negotiated
+    | Refused
+)
+
+
+# -- the state machine ----------------------------------------------------------------------
+
+
+class _InitializeParams(msgspec.Struct):
+    """What a server must read from ``initialize`` before it knows the version."""
+
+    protocolVersion: str
+    capabilities: dict[str, Any]
+    clientInfo: dict[str, Any]
+
+
+class _InitializeResult(msgspec.Struct):
+    protocolVersion: str
+    capabilities: dict[str, Any]
+    serverInfo: dict[str, Any]
+    instructions: str | msgspec.UnsetType = UNSET
+
+
+class _ProgressParams(msgspec.Struct):
+    progressToken: str | int
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class _CancelParams(msgspec.Struct):
+    requestId: str | int | None = None
+    reason: str | None = None
+
+
+class _SetLevelParams(msgspec.Struct):
+    level: str
+
+
+@dataclass
+class _Pending:
+    method: str
+    #: Result type in the peer's version and in the application's.
+    peer_result: Any
+    result: Any
+
+
+def _validation_error(exc: msgspec.ValidationError, where: str) -> McpError:
+    """-32602 with the JSON path of the problem, relative to the message, in ``data``."""
+    text = str(exc)
+    detail, _, path = text.partition(" - at `$")
+    path = "$." + where + path.rstrip("`") if path else "$." + where
+    return McpError(
+        INVALID_PARAMS,
+        f"Invalid params: {detail} at {path}",
+        {"path": path, "detail": detail},
+    )
+
+
+def _error_frame(request_id: RequestId | None, error: McpError) -> bytes:
+    return jsonrpc.encode_error(request_id, error.code, error.message, error.data)
+
+
+@dataclass
+class Connection:
+    """One MCP connection seen from one side."""
+
+    role: Role
+    versions: Versions
+    #: The version the application's handlers are typed against: params and results are
+    #: decoded with its types whatever version was negotiated.
+    local: VersionInfo
+    info: dict[str, Any]
+    capabilities: dict[str, Any]
+    instructions: str | None = None
+    state: State = State.NEW
+    version: VersionInfo | None = None
+    peer_info: dict[str, Any] = field(default_factory=dict)
+    peer_capabilities: dict[str, Any] = field(default_factory=dict)
+    #: Lowest level of log notifications sent (server; ``logging/setLevel``).
+    log_level: str | None = None
+    _next_id: int = 0
+    _next_batch: int = 0
+    _pending: dict[RequestId, _Pending] = field(default_factory=dict)
+    _offered: tuple[str, ...] = ()
+    _init_id: RequestId | None = None
+
+    @property
+    def peer(self) -> str:
+        return "client" if self.role == "server" else "server"
+
+    # -- incoming ---------------------------------------------------------------------------
+
+    def receive(self, frame: bytes | str) -> list[Event]:
+        """Everything one incoming frame (a line, an HTTP body) asks of this side."""
+        messages, is_batch = jsonrpc.parse(frame)
+        if is_batch and not (self.version is not None and self.version.batching):
+            return [
+                Send(
+                    jsonrpc.encode_error(
+                        None,
+                        INVALID_REQUEST,
+                        "Invalid request: batches are not supported by this protocol version",
+                    )
+                )
+            ]
+        batch = None
+        events: list[Event] = []
+        if is_batch:
+            self._next_batch += 1
+            batch = self._next_batch
+            expected = sum(
+                isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages
+            )
+            if any(
+                isinstance(m, jsonrpc.Request) and m.method == "initialize"
+                for m in messages
+            ):
+                return [
+                    Send(
+                        jsonrpc.encode_error(
+                            None,
+                            INVALID_REQUEST,
+                            "Invalid request: initialize must not be part of a batch",
+                        )
+                    )
+                ]
+            events.append(BatchOpened(batch, expected))
+        for message in messages:
+            events += self._dispatch(message, batch)
+        return events
+
+    def _dispatch(self, m: jsonrpc.Message, batch: int | None) -> list[Event]:
+        if isinstance(m, jsonrpc.Request):
+            try:
+                return self._on_request(m, batch)
+            except McpError as exc:
+                return [Send(_error_frame(m.id, exc), batch)]
+        if isinstance(m, jsonrpc.Notification):
+            return self._on_notification(m)
+        if isinstance(m, jsonrpc.Response):
+            return self._on_response(m)
+        if isinstance(m, jsonrpc.ErrorResponse):
+            pending = self._pending.pop(m.id, None) if m.id is not None else None
+            if pending is None:
+                return []
+            return [Failure(m.id, McpError(m.code, m.message, m.data))]  # type: ignore[arg-type]
+        return [Send(jsonrpc.encode_error(m.id, m.code, m.message), batch)]
+
+    def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
+        if m.method == "ping":
+            return [Send(jsonrpc.encode_result(m.id, {}), batch)]
+        if self.role == "server" and m.method == "initialize":
+            return self._initialize(m)
+        version = self.version
+        if version is None or self.state is State.NEW:
+            raise McpError(
+                INVALID_REQUEST, f"Invalid request: {m.method} before initialization"
+            )
+        spec = version.spec(self.peer, m.method)
+        if spec is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {m.method}")
+        if spec.capability and not has_capability(self.capabilities, spec.capability):
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {m.method} (capability not offered)",
+            )
+        if m.method == "logging/setLevel":
+            return [Send(self._set_level(m), batch)]
+        local = self.local.types_of(self.peer, m.method) or spec
+        params = self._incoming(m.params, spec, local, version)
+        meta = getattr(params, "meta", UNSET)
+        return [
+            IncomingRequest(
+                m.id, local, params, meta if isinstance(meta, Mapping) else {}, batch
+            )
+        ]
+
+    def _incoming(
+        self,
+        raw: msgspec.Raw | None,
+        spec: MethodSpec,
+        local: MethodSpec,
+        version: VersionInfo,
+    ) -> Any:
+        """Params as the application's types, validated against the peer's version first
+        when the two differ (then converted, e.g. legacy session state becomes the modern
+        per-request ``_meta``)."""
+        if version is self.local or spec.params is None or local.params is None:
+            return self._decode_params(raw, local, self.local)
+        plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
+        if (
+            self.local.rules.stateless
+            and not version.rules.stateless
+            and isinstance(plain, dict)
+        ):
+            plain["_meta"] = {
+                **self._session_meta(version),
+                **(plain.get("_meta") or {}),
+            }
+        try:
+            return self.local.binding.types.convert(plain, local.params)
+        except msgspec.ValidationError as exc:
+            raise _validation_error(exc, "params") from None
+
+    def _session_meta(self, version: VersionInfo) -> dict[str, Any]:
+        """What a legacy session knows, in the shape of modern per-request ``_meta``."""
+        return {
+            "io.modelcontextprotocol/protocolVersion": version.version,
+            "io.modelcontextprotocol/clientCapabilities": self.peer_capabilities,
+            "io.modelcontextprotocol/clientInfo": self.peer_info,
+        }
+
+    def _outgoing(self, value: Any, peer_type: Any, version: VersionInfo | None) -> Any:
+        """A value of the application's types re-shaped for the peer's version (fields that
+        version does not know are dropped); unchanged when the versions agree."""
+        if (
+            version is None
+            or version is self.local
+            or peer_type is None
+            or value is None
+        ):
+            return value
+        plain = msgspec.to_builtins(value)
+        key = self.local.rules.result_type_key
+        if key and key != version.rules.result_type_key and isinstance(plain, dict):
+            plain.pop(key, None)
+        try:
+            return version.binding.types.convert(plain, peer_type)
+        except msgspec.ValidationError as exc:
+            log.warning(
+                "cannot express %s in protocol %s (%s); sending it as is",
+                type(value).__name__,
+                version.version,
+                exc,
+            )
+            return value
+
+    def _decode_params(
+        self, raw: msgspec.Raw | None, spec: MethodSpec, version: VersionInfo
+    ) -> Any:
+        if spec.params is None:
+            return None
+        if raw is None:
+            if spec.params_required:
+                raise McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: {spec.name} requires params",
+                    {"path": "$.params"},
+                )
+            raw = msgspec.Raw(b"{}")
+        try:
+            return version.binding.types.decode(raw, spec.params)
+        except msgspec.ValidationError as exc:
+            raise _validation_error(exc, "params") from None
+
+    def _set_level(self, m: jsonrpc.Request) -> bytes:
+        try:
+            level = msgspec.json.decode(m.params or b"{}", type=_SetLevelParams).level
+        except msgspec.ValidationError as exc:
+            return _error_frame(m.id, _validation_error(exc, "params"))
+        if level not in LOG_LEVELS:
+            return _error_frame(
+                m.id,
+                McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: unknown log level {level!r}",
+                    {"path": "$.params.level"},
+                ),
+            )
+        self.log_level = level
+        return jsonrpc.encode_result(m.id, {})
+
+    def _initialize(self, m: jsonrpc.Request) -> list[Event]:
+        if self.state is not State.NEW:
+            raise McpError(
+                INVALID_REQUEST, "Invalid request: initialize was already received"
+            )
+        try:
+            params = msgspec.json.decode(m.params or b"{}", type=_InitializeParams)
+        except msgspec.ValidationError as exc:
+            raise _validation_error(exc, "params") from None
+        try:
+            chosen = answer_initialize(params.protocolVersion, self.versions)
+        except NegotiationError:
+            supported = list(self.versions.infos)
+            raise McpError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version: this server does not speak the initialize handshake",
+                {"supported": supported, "requested": params.protocolVersion},
+            ) from None
+        self.version = self.versions[chosen]
+        self.peer_info, self.peer_capabilities = params.clientInfo, params.capabilities
+        self.state = State.INITIALIZING
+        result = _InitializeResult(
+            protocolVersion=chosen,
+            capabilities=self.capabilities_for(self.version),
+            serverInfo=self.info_for(self.version),
+            instructions=self.instructions if self.instructions is not None else UNSET,
+        )
+        return [Send(jsonrpc.encode_result(m.id, result)), Negotiated(chosen)]
+
+    def _on_notification(self, m: jsonrpc.Notification) -> list[Event]:
+        try:
+            if m.method == "notifications/initialized":
+                if self.role == "server" and self.state is State.INITIALIZING:
+                    self.state = State.READY
+                return []
+            if m.method == "notifications/cancelled":
+                p = msgspec.json.decode(m.params or b"{}", type=_CancelParams)
+                return [] if p.requestId is None else [Cancel(p.requestId, p.reason)]
+            if m.method == "notifications/progress":
+                q = msgspec.json.decode(m.params or b"{}", type=_ProgressParams)
+                return [Progress(q.progressToken, q.progress, q.total, q.message)]
+        except msgspec.ValidationError:
+            return []  # malformed notifications are dropped (no one to answer)
+        version = self.version
+        spec = version.spec(self.peer, m.method) if version is not None else None
+        if version is None or spec is None:
+            return []
+        local = self.local.types_of(self.peer, m.method) or spec
+        try:
+            return [
+                IncomingNotification(
+                    local, self._incoming(m.params, spec, local, version)
+                )
+            ]
+        except McpError:
+            return []
+
+    def _on_response(self, m: jsonrpc.Response) -> list[Event]:
+        pending = self._pending.pop(m.id, None)
+        if pending is None:
+            return []  # late answer to a cancelled or timed-out request
+        if m.id == self._init_id:
+            return self._on_initialize_result(m)
+        if pending.result is None:
+            return [Answer(m.id, None)]
+        version = self.version
+        try:
+            if version is None or version is self.local or pending.peer_result is None:
+                value = self.local.binding.types.decode(m.result, pending.result)
+            else:
+                peer_value = version.binding.types.decode(m.result, pending.peer_result)
+                value = self.local.binding.types.convert(
+                    msgspec.to_builtins(peer_value), pending.result
+                )
+            return [Answer(m.id, value)]
+        except msgspec.ValidationError as exc:
+            error = _validation_error(exc, "result")
+            return [
+                Failure(
+                    m.id,
+                    McpError(
+                        INTERNAL_ERROR,
+                        f"Invalid result of {pending.method}: {error.message}",
+                        error.data,
+                    ),
+                )
+            ]
+
+    # -- client handshake ---------------------------------------------------------------------
+
+    def initialize(self, offered: tuple[str, ...]) -> bytes:
+        """The client's ``initialize`` request, offering ``offered[-1]`` (its newest)."""
+        self._offered = offered
+        self._init_id = self._new_id()
+        self._pending[self._init_id] = _Pending("initialize", None, None)
+        self.state = State.INITIALIZING
+        params = {
+            "protocolVersion": offered[-1],
+            "capabilities": self.capabilities,
+            "clientInfo": self.info,
+        }
+        return jsonrpc.encode_request(self._init_id, "initialize", params)
+
+    def _on_initialize_result(self, m: jsonrpc.Response) -> list[Event]:
+        try:
+            result = msgspec.json.decode(m.result, type=_InitializeResult)
+            version = accept_answer(result.protocolVersion, self._offered)
+        except msgspec.ValidationError as exc:
+            return [Refused(NegotiationError(f"invalid initialize result: {exc}"))]
+        except NegotiationError as exc:
+            return [Refused(exc)]
+        self.version = self.versions[version]
+        self.peer_info, self.peer_capabilities = result.serverInfo, result.capabilities
+        self.instructions = result.instructions or None
+        self.state = State.READY
+        return [
+            Answer(m.id, result),
+            Send(jsonrpc.encode_notification("notifications/initialized")),
+            Negotiated(version),
+        ]
+
+    # -- outgoing -----------------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def request(self, method: str, params: Any = UNSET) -> tuple[RequestId, bytes]:
+        """Frame a request to the peer and remember what its result decodes to."""
+        version = self.version
+        if version is None:
+            raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
+        spec = version.spec(self.role, method)
+        if spec is None:
+            raise McpError(
+                METHOD_NOT_FOUND, f"{method} is not part of protocol {version.version}"
+            )
+        if spec.capability and not has_capability(
+            self.peer_capabilities, spec.capability
+        ):
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"{method} needs the {self.peer}'s {'.'.join(spec.capability)} capability, "
+                "which it did not declare",
+            )
+        local = self.local.types_of(self.role, method) or spec
+        request_id = self._new_id()
+        self._pending[request_id] = _Pending(method, spec.result, local.result)
+        if params is not UNSET:
+            params = self._outgoing(params, spec.params, version)
+        return request_id, jsonrpc.encode_request(request_id, method, params)
+
+    def forget(self, request_id: RequestId) -> bool:
+        """Stop waiting for ``request_id`` (timed out or cancelled); True if it was pending."""
+        return self._pending.pop(request_id, None) is not None
+
+    def pending(self) -> list[RequestId]:
+        return list(self._pending)
+
+    def result(
+        self, request_id: RequestId, result: Any, method: str | None = None
+    ) -> bytes:
+        """Frame the answer to ``method``, re-shaped for the peer's version."""
+        version = self.version
+        if method is not None and version is not None and version is not self.local:
+            spec = version.spec(self.peer, method)
+            result = self._outgoing(result, spec.result if spec else None, version)
+        return jsonrpc.encode_result(request_id, result)
+
+    def error(self, request_id: RequestId | None, error: McpError) -> bytes:
+        version = self.version
+        if version is not None and error.code in version.rules.error_codes:
+            error = McpError(
+                version.rules.error_codes[error.code], error.message, error.data
+            )
+        return _error_frame(request_id, error)
+
+    def notification(self, method: str, params: Any = UNSET) -> bytes:
+        return jsonrpc.encode_notification(method, params)
+
+    def log_allowed(self, level: str) -> bool:
+        if self.log_level is None:
+            return True
+        try:
+            return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+        except ValueError:
+            return True
+
+    # -- what this side advertises, per version ----------------------------------------------
+
+    def capabilities_for(self, version: VersionInfo) -> dict[str, Any]:
+        """Our capabilities, keeping only those the version's schema knows (plus extras
+        under ``experimental``)."""
+        cls = (
+            version.binding.types.ServerCapabilities
+            if self.role == "server"
+            else version.binding.types.ClientCapabilities
+        )
+        known = {spec.wire for spec in getattr(cls, "__keys__", {}).values()}
+        return {k: v for k, v in self.capabilities.items() if not known or k in known}
+
+    def info_for(self, version: VersionInfo) -> dict[str, Any]:
+        """Our implementation info, keeping only fields the version's schema knows."""
+        encoded = set(
+            getattr(
+                version.binding.types.Implementation, "__struct_encode_fields__", ()
+            )
+        )
+        return {k: v for k, v in self.info.items() if not encoded or k in encoded}

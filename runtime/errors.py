@@ -1,0 +1,47 @@
+"""Error codes of JSON-RPC and MCP, and the exception that carries one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+#: Legacy resource-not-found (2026-07-28 uses INVALID_PARAMS instead).
+RESOURCE_NOT_FOUND = -32002
+HEADER_MISMATCH = -32020
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: Error codes only the modern era assigns; receiving one proves a modern peer.
+MODERN_ERRORS = frozenset(
+    {HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
+
+
+class McpError(Exception):
+    """A JSON-RPC error: raise it in a handler to answer with it; clients raise it when a
+    request is answered with an error."""
+
+    def __init__(self, code: int, message: str, data: Any = msgspec.UNSET) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def resource_not_found(uri: str) -> McpError:
+    """The error for reading an unknown resource; its code follows the peer's era (the
+    connection maps it to INVALID_PARAMS for modern peers)."""
+    return McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+class ConnectionClosed(Exception):
+    """The peer went away (or the connection was closed) before an answer arrived."""
+
+
+class NegotiationError(Exception):
+    """The peers have no protocol version in common."""

@@ -1,0 +1,186 @@
+"""Which protocol versions a peer speaks, and the rules of each era, as tables.
+
+The runtime imports no generated module by name: a ``Versions`` is built from the binding
+of the version the application was written against (``ServerHandlers.__binding__``) and
+the sibling versions of the same generated package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import NegotiationError
+
+Binding = Any  # the generated ``_support.Binding`` (a NamedTuple); duck-typed here
+MethodSpec = Any
+
+
+@dataclass(frozen=True)
+class EraRules:
+    """How a connection behaves in one era of the protocol."""
+
+    #: ``initialize`` / ``notifications/initialized`` precede everything else.
+    handshake: bool
+    #: Requests a server answers before the handshake completes.
+    before_ready: frozenset[str]
+    #: The server may send JSON-RPC requests (sampling, roots, elicitation) to the client.
+    server_requests: bool
+    #: Results carry ``resultType``; the client's identity and capabilities ride in each
+    #: request's ``_meta`` rather than in session state.
+    stateless: bool
+    #: Error codes this era renames (e.g. modern peers get INVALID_PARAMS, never -32002).
+    error_codes: Mapping[int, int] = field(default_factory=dict)
+    #: Key every result of this era carries (dropped when a result goes to another era).
+    result_type_key: str | None = None
+
+
+ERAS: Mapping[str, EraRules] = {
+    "legacy": EraRules(
+        handshake=True,
+        before_ready=frozenset({"initialize", "ping"}),
+        server_requests=True,
+        stateless=False,
+    ),
+    "modern": EraRules(
+        handshake=False,
+        before_ready=frozenset(),
+        server_requests=False,
+        stateless=True,
+        error_codes={-32002: -32602},
+        result_type_key="resultType",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One version's binding with its dispatch table split by sender and kind."""
+
+    binding: Binding
+    rules: EraRules
+    #: (sender, method) → spec, for wire messages.
+    table: Mapping[tuple[str, str], MethodSpec] = field(repr=False)
+    #: The same, also counting 2026 input requests (which travel inside results).
+    typed: Mapping[tuple[str, str], MethodSpec] = field(
+        repr=False, default_factory=dict
+    )
+    #: Version allows JSON-RPC batches (its schema defines a batch request).
+    batching: bool = False
+
+    @property
+    def version(self) -> str:
+        return self.binding.version
+
+    @property
+    def era(self) -> str:
+        return self.binding.era
+
+    def spec(self, sender: str, method: str) -> MethodSpec | None:
+        """The wire method ``sender`` may send in this version."""
+        return self.table.get((sender, method))
+
+    def types_of(self, sender: str, method: str) -> MethodSpec | None:
+        """The params and result types this version has for a method, wire or input."""
+        return self.typed.get((sender, method))
+
+    @classmethod
+    def of(cls, binding: Binding) -> VersionInfo:
+        table = {
+            (m.direction, m.name): m for m in binding.methods if m.channel == "wire"
+        }
+        typed = {(m.direction, m.name): m for m in binding.methods}
+        return cls(
+            binding=binding,
+            rules=ERAS[binding.era],
+            table=table,
+            typed=typed,
+            batching=hasattr(binding.types, "JSONRPCBatchRequest"),
+        )
+
+
+def _package_of(binding: Binding) -> str:
+    return binding.types.__name__.rsplit(".", 2)[0]
+
+
+@dataclass(frozen=True)
+class Versions:
+    """The protocol versions one side accepts, newest last, with their bindings."""
+
+    infos: Mapping[str, VersionInfo]
+
+    @classmethod
+    def around(
+        cls, binding: Binding, versions: Iterable[str] | None = None
+    ) -> Versions:
+        """Versions of ``binding``'s generated package: ``versions``, or by default every
+        dated version generated beside it (``draft`` only when asked for)."""
+        index = importlib.import_module(_package_of(binding))
+        available: Mapping[str, str] = index.ERAS
+        if versions is None:
+            chosen = [v for v in available if v != "draft"]
+            if binding.version not in chosen:
+                chosen.append(binding.version)
+        else:
+            chosen = list(dict.fromkeys(versions))
+            unknown = [v for v in chosen if v not in available]
+            if unknown:
+                raise NegotiationError(
+                    f"versions {unknown} are not generated; have {sorted(available)}"
+                )
+        infos = {}
+        for version in sorted(chosen, key=lambda v: (v == "draft", v)):
+            if version == binding.version:
+                infos[version] = VersionInfo.of(binding)
+            else:
+                infos[version] = VersionInfo.of(index.load(version, "methods").BINDING)
+        return cls(infos)
+
+    def __contains__(self, version: object) -> bool:
+        return version in self.infos
+
+    def __getitem__(self, version: str) -> VersionInfo:
+        return self.infos[version]
+
+    def of_era(self, era: str) -> list[str]:
+        return [v for v, info in self.infos.items() if info.era == era]
+
+    def latest(self, era: str) -> str | None:
+        dated = [v for v in self.of_era(era) if v != "draft"]
+        return dated[-1] if dated else (self.of_era(era) or [None])[-1]
+
+
+def answer_initialize(requested: str, versions: Versions) -> str:
+    """The version a legacy server answers ``initialize`` with: the requested one when it
+    speaks it, else its newest handshake version."""
+    legacy = versions.of_era("legacy")
+    if requested in legacy:
+        return requested
+    latest = versions.latest("legacy")
+    if latest is None:
+        raise NegotiationError("this server speaks no handshake-era version")
+    return latest
+
+
+def accept_answer(answered: str, offered: Sequence[str]) -> str:
+    """A legacy client accepts the server's answer only if it speaks that version."""
+    if answered not in offered:
+        raise NegotiationError(
+            f"server answered protocol version {answered!r}; this client speaks "
+            f"{', '.join(offered)}"
+        )
+    return answered
+
+
+def has_capability(capabilities: Mapping[str, Any], path: Sequence[str] | None) -> bool:
+    """Whether a capabilities object (plain dict) declares ``path`` (truthy leaf or object)."""
+    if not path:
+        return True
+    node: Any = capabilities
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return node is not False and node is not None

@@ -1,0 +1,156 @@
+"""Serve an implementation of the generated ``ServerHandlers`` over any transport."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import connection as c
+from .errors import METHOD_NOT_FOUND, McpError
+from .negotiation import VersionInfo, Versions
+from .session import RequestScope, Session, Transport
+
+
+def _generated_base(handlers: object) -> type:
+    """The generated ``ServerHandlers``/``ClientHandlers`` class ``handlers`` derives from."""
+    for cls in type(handlers).__mro__:
+        if "__binding__" in vars(cls):
+            return cls
+    raise TypeError(
+        f"{type(handlers).__name__} does not derive from generated handlers"
+    )
+
+
+def implemented(handlers: object, name: str) -> bool:
+    """Whether ``handlers`` has ``name`` of its own: an override of the generated stub, or
+    a method the stubs of its version lack (e.g. a legacy-only request)."""
+    base = _generated_base(handlers)
+    own = getattr(type(handlers), name, None)
+    return own is not None and own is not getattr(base, name, None)
+
+
+def _set(capabilities: dict[str, Any], path: tuple[str, ...], leaf: Any) -> None:
+    node = capabilities
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    if path[-1] not in node:
+        node[path[-1]] = leaf
+
+
+def derive_capabilities(
+    handlers: object,
+    bindings: Iterable[Any],
+    sender: str,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Capabilities implied by the handlers a side implements: a gated request (sent by
+    ``sender``) in any of the versions served whose handler is implemented turns its
+    capability on."""
+    caps: dict[str, Any] = {}
+    for spec in (m for binding in bindings for m in binding.methods):
+        if spec.kind != "request" or spec.direction != sender or not spec.capability:
+            continue
+        if not implemented(handlers, spec.handler):
+            continue
+        leaf: Any = {} if len(spec.capability) == 1 else True
+        if len(spec.capability) > 1 and spec.capability[0] == "tasks":
+            leaf = {}  # task capabilities are objects, not flags
+        _set(caps, spec.capability, leaf)
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping) and isinstance(caps.get(key), dict):
+            caps[key].update(value)
+        else:
+            caps[key] = value
+    return caps
+
+
+class Server:
+    """An MCP server: your ``ServerHandlers`` subclass plus identity and options.
+
+    ``versions`` are the protocol versions it accepts (default: every generated version of
+    the handlers' era); ``list_changed`` names the lists it announces changes of
+    (``"tools"``, ``"prompts"``, ``"resources"``); ``logging`` advertises log messages.
+    """
+
+    def __init__(
+        self,
+        handlers: Any,
+        *,
+        name: str,
+        version: str = "0.1.0",
+        title: str | None = None,
+        instructions: str | None = None,
+        versions: Iterable[str] | None = None,
+        logging: bool = True,
+        list_changed: Iterable[str] = (),
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.handlers = handlers
+        binding = type(handlers).__binding__
+        self.local = VersionInfo.of(binding)
+        self.versions = Versions.around(binding, versions)
+        self.context_class = getattr(type(handlers), "__context__", None)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        bindings = [info.binding for info in self.versions.infos.values()]
+        caps = derive_capabilities(handlers, bindings, "client", capabilities)
+        if logging:
+            caps.setdefault("logging", {})
+        for kind in list_changed:
+            if kind in caps:
+                caps[kind]["listChanged"] = True
+        self.capabilities = caps
+        self.sessions: set[Session] = set()
+
+    def connection(self) -> c.Connection:
+        return c.Connection(
+            role="server",
+            versions=self.versions,
+            local=self.local,
+            info=self.info,
+            capabilities=self.capabilities,
+            instructions=self.instructions,
+        )
+
+    async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        handler = getattr(self.handlers, event.spec.handler, None)
+        if handler is None or not implemented(self.handlers, event.spec.handler):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+        ctx = self.context_class(scope) if self.context_class is not None else scope
+        return await handler(event.params, ctx)
+
+    async def on_notification(self, event: c.IncomingNotification) -> None:
+        hook = getattr(self.handlers, event.spec.handler, None)
+        if hook is not None and implemented(self.handlers, event.spec.handler):
+            await hook(event.params)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection until the peer closes it."""
+        session = Session(
+            self.connection(), transport, self.dispatch, self.on_notification
+        )
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+            await transport.close()
+
+    async def notify_all(self, method: str, params: Any = None) -> None:
+        """Send a notification (e.g. ``notifications/tools/list_changed``) to every session."""
+        for session in list(self.sessions):
+            if session.conn.state is c.State.READY:
+                await session.notify(method, params if params is not None else {})
+
+    async def serve_stdio(self) -> None:
+        from .stdio import StdioServerTransport
+
+        await self.serve(await StdioServerTransport.open())
+
+    def run_stdio(self) -> None:
+        """Serve over this process's stdin/stdout until stdin closes."""
+        import asyncio
+
+        asyncio.run(self.serve_stdio())
