@@ -82,9 +82,7 @@ def schema_fetch(version: str, source: str | None) -> None:
 
 @schema.command("add")
 @click.argument("version")
-@click.option(
-    "--commit", required=True, help="Upstream commit the files are taken from."
-)
+@click.option("--commit", required=True, help="Upstream commit the files are taken from.")
 @click.option(
     "--from",
     "source",
@@ -106,9 +104,7 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None) -
     from .fetch import add_pin
 
     pin = add_pin(version, commit, source, era)
-    click.echo(
-        f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files"
-    )
+    click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
 
 
 @main.command()
@@ -135,12 +131,8 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None) -
     is_flag=True,
     help="Write nothing; exit 1 and list the files that would change.",
 )
-@click.option(
-    "--jobs", default=2, show_default=True, help="Processes used to format with black."
-)
-def generate(
-    version: str, package: str, out: Path | None, check: bool, jobs: int
-) -> None:
+@click.option("--jobs", default=2, show_default=True, help="Processes used to format with black.")
+def generate(version: str, package: str, out: Path | None, check: bool, jobs: int) -> None:
     """Generate bindings for pinned versions (schemas must be fetched first).
 
     \b

@@ -71,13 +71,9 @@ class DirSource(Source):
     def list(self, version: str) -> list[str]:
         base = self.root / version
         if not (base / "schema.json").is_file():
-            raise SchemaError(
-                f"{base / 'schema.json'}: file missing from mirror", "check --from"
-            )
+            raise SchemaError(f"{base / 'schema.json'}: file missing from mirror", "check --from")
         files = ["schema.json"]
-        files += sorted(
-            p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json")
-        )
+        files += sorted(p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json"))
         return files
 
 
@@ -114,9 +110,7 @@ class UrlSource(Source):
                 raise SchemaError(
                     f"{url}: not found (HTTP 404)", "check the version and commit pin"
                 ) from None
-            raise SchemaError(
-                f"{url}: HTTP {exc.code}", "retry later or use --from DIR"
-            ) from None
+            raise SchemaError(f"{url}: HTTP {exc.code}", "retry later or use --from DIR") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise SchemaError(
@@ -132,15 +126,12 @@ class UrlSource(Source):
             return ["schema.json"]  # a plain HTTP mirror cannot be listed
         up = self.pins.upstream
         commit = self._commit(version)
-        tree = json.loads(
-            self._get(up.tree_url.format(repository=up.repository, commit=commit))
-        )
+        tree = json.loads(self._get(up.tree_url.format(repository=up.repository, commit=commit)))
         prefix = f"schema/{version}/"
         return sorted(
             item["path"][len(prefix) :]
             for item in tree.get("tree", [])
-            if item.get("path", "").startswith(prefix)
-            and item["path"].endswith(".json")
+            if item.get("path", "").startswith(prefix) and item["path"].endswith(".json")
         )
 
 
@@ -182,10 +173,7 @@ def is_fetched(version: str, pins: Pins, root: Path | None = None) -> bool:
     """True when every pinned file of ``version`` is present locally with its pinned hash."""
     base = (root or schema_dir()) / version
     try:
-        return all(
-            sha256((base / p).read_bytes()) == h
-            for p, h in pins.get(version).files.items()
-        )
+        return all(sha256((base / p).read_bytes()) == h for p, h in pins.get(version).files.items())
     except OSError:
         return False
 
@@ -235,9 +223,7 @@ def _swap_into_place(stage: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def read_schema(
-    version: str, pins: Pins | None = None, root: Path | None = None
-) -> bytes:
+def read_schema(version: str, pins: Pins | None = None, root: Path | None = None) -> bytes:
     """The fetched, verified ``schema.json`` of ``version``."""
     pins = pins or load_pins()
     expected = pins.get(version).schema_sha256
@@ -280,9 +266,7 @@ def add_pin(
 
     module_name(version)  # validates the version's form
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
-        raise UsageError(
-            f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)"
-        )
+        raise UsageError(f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)")
     pins = load_pins(pins_path)
     source = make_source(source_spec, pins, commit=commit)
     files = {}

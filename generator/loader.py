@@ -65,9 +65,7 @@ def _clean_description(text: str | None) -> str | None:
 def _subschemas(nodes: list[JsonSchemaObject | bool]) -> list[JsonSchemaObject]:
     """Subschemas of ``anyOf``/``allOf``: ``true`` is the empty schema, ``false`` drops out."""
     empty = JsonSchemaObject.model_validate({})
-    return [
-        n if isinstance(n, JsonSchemaObject) else empty for n in nodes if n is not False
-    ]
+    return [n if isinstance(n, JsonSchemaObject) else empty for n in nodes if n is not False]
 
 
 def inherit_properties(
@@ -114,15 +112,11 @@ def inherit_properties(
 
 
 class _Builder:
-    def __init__(
-        self, version: str, defs: dict[str, Any], overrides: Overrides
-    ) -> None:
+    def __init__(self, version: str, defs: dict[str, Any], overrides: Overrides) -> None:
         self.version = version
         self.overrides = overrides
         self.raw = defs
-        self.nodes = {
-            name: JsonSchemaObject.model_validate(node) for name, node in defs.items()
-        }
+        self.nodes = {name: JsonSchemaObject.model_validate(node) for name, node in defs.items()}
         self.out: dict[str, ir.Definition] = {}
         # hoisted inline objects: shape key -> temporary name, and the hints naming it
         self.hoisted_by_key: dict[bytes, str] = {}
@@ -131,11 +125,7 @@ class _Builder:
         self.counter = 0
         #: union name -> names of its $ref members, for ``members_of`` override rules
         self.unions = {
-            name: {
-                m["$ref"].rsplit("/", 1)[1]
-                for m in node.get("anyOf", [])
-                if "$ref" in m
-            }
+            name: {m["$ref"].rsplit("/", 1)[1] for m in node.get("anyOf", []) if "$ref" in m}
             for name, node in defs.items()
         }
 
@@ -151,9 +141,7 @@ class _Builder:
     def definition(self, name: str, node: JsonSchemaObject) -> ir.Definition:
         description = _clean_description(node.description)
         if self.overrides.is_any_json(name, self.version):
-            return ir.AliasDef(
-                name=name, target=ir.AnyType(), description=description, origin=name
-            )
+            return ir.AliasDef(name=name, target=ir.AnyType(), description=description, origin=name)
         node = self._merged(node)
         if node.ref and not node.properties:
             return ir.AliasDef(
@@ -164,9 +152,7 @@ class _Builder:
             )
         if node.anyOf and not node.properties:
             members = self._union_members(_subschemas(node.anyOf), name, name)
-            return ir.UnionDef(
-                name=name, members=members, description=description, origin=name
-            )
+            return ir.UnionDef(name=name, members=members, description=description, origin=name)
         if node.properties:
             return self.object_def(name, node, name, description)
         return ir.AliasDef(
@@ -185,9 +171,7 @@ class _Builder:
         hint: str | None = None,
     ) -> ir.StructDef | ir.OpenDef:
         open_extra = self._open_extra(node, origin)
-        fields = self._fields(
-            node, hint or name, origin, is_open=open_extra is not None
-        )
+        fields = self._fields(node, hint or name, origin, is_open=open_extra is not None)
         if open_extra is not None:
             return ir.OpenDef(
                 name=name,
@@ -215,13 +199,11 @@ class _Builder:
             ftype = self.type_of(sub, owner + pascal(wire), f"{origin}.{wire}")
             py = (open_attribute if is_open else attribute)(wire, taken)
             required = wire in (node.required or []) and not self.overrides.is_optional(
-                wire
+                wire, origin
             )
             default = self.overrides.default_for(wire, self.version)
             use_default = (
-                default is not None
-                and isinstance(ftype, ir.Scalar)
-                and ftype.kind == "str"
+                default is not None and isinstance(ftype, ir.Scalar) and ftype.kind == "str"
             )
             fields.append(
                 ir.Field(
@@ -248,23 +230,15 @@ class _Builder:
         if ap is False:
             return None
         if ap is True or isinstance(ap, JsonSchemaObject):
-            return (
-                ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
-            )
-        return (
-            ir.AnyType()
-            if self.overrides.is_open(origin, self.version, self.unions)
-            else None
-        )
+            return ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
+        return ir.AnyType() if self.overrides.is_open(origin, self.version, self.unions) else None
 
     # -- types ------------------------------------------------------------------------
 
     def _ref(self, ref: str) -> ir.Named:
         name = ref.rsplit("/", 1)[1]
         if name not in self.nodes:
-            raise GenerateError(
-                f"dangling $ref {ref!r} in {self.version}", "patch the schema"
-            )
+            raise GenerateError(f"dangling $ref {ref!r} in {self.version}", "patch the schema")
         return ir.Named(name=name)
 
     def _merged(self, node: JsonSchemaObject) -> JsonSchemaObject:
@@ -276,11 +250,7 @@ class _Builder:
         extra: Any = None
         closed = False
         parts = [
-            (
-                self._merged(self.nodes[p.ref.rsplit("/", 1)[1]])
-                if p.ref
-                else self._merged(p)
-            )
+            (self._merged(self.nodes[p.ref.rsplit("/", 1)[1]]) if p.ref else self._merged(p))
             for p in _subschemas(node.allOf)
         ]
         for part in [*parts, node.model_copy(update={"allOf": []})]:
@@ -305,9 +275,7 @@ class _Builder:
     ) -> tuple[ir.TypeExpr, ...]:
         members: list[ir.TypeExpr] = []
         for i, alt in enumerate(alts):
-            t = self.type_of(
-                alt, f"{hint}{i + 1}" if not alt.ref else hint, f"{origin}|{i}"
-            )
+            t = self.type_of(alt, f"{hint}{i + 1}" if not alt.ref else hint, f"{origin}|{i}")
             for m in t.members if isinstance(t, ir.UnionType) else (t,):
                 if m not in members:
                     members.append(m)
@@ -326,11 +294,7 @@ class _Builder:
         if node.anyOf and not node.properties:
             members = self._union_members(_subschemas(node.anyOf), hint, origin)
             return members[0] if len(members) == 1 else ir.UnionType(members=members)
-        kinds = (
-            node.type
-            if isinstance(node.type, list)
-            else [node.type] if node.type else []
-        )
+        kinds = node.type if isinstance(node.type, list) else [node.type] if node.type else []
         if node.properties or (not kinds and node.additionalProperties is not None):
             kinds = ["object"]
         if not kinds:
@@ -338,9 +302,7 @@ class _Builder:
         members = [self._single(kind, node, hint, origin) for kind in kinds]
         return members[0] if len(members) == 1 else ir.UnionType(members=tuple(members))
 
-    def _single(
-        self, kind: str, node: JsonSchemaObject, hint: str, origin: str
-    ) -> ir.TypeExpr:
+    def _single(self, kind: str, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
         if kind == "object":
             if node.properties:
                 return self._hoist(hint, node, origin)
@@ -360,14 +322,10 @@ class _Builder:
             )
             return ir.ArrayType(
                 item=item,
-                constraints=ir.Constraints(
-                    min_length=node.minItems, max_length=node.maxItems
-                ),
+                constraints=ir.Constraints(min_length=node.minItems, max_length=node.maxItems),
             )
         if kind not in _SCALARS:
-            raise GenerateError(
-                f"unsupported JSON type {kind!r} at {origin}", "add a patch"
-            )
+            raise GenerateError(f"unsupported JSON type {kind!r} at {origin}", "add a patch")
         scalar = _SCALARS[kind]
         constraints = ir.Constraints(
             ge=_number(node.minimum),
@@ -410,19 +368,14 @@ class _Builder:
             hint, origin = hint_origin
             return (len(hint), origin.split(".")[0] in referenced, hint)
 
-        by_hint = sorted(
-            self.hoisted, key=lambda t: min(preference(h) for h in self.hints[t])
-        )
+        by_hint = sorted(self.hoisted, key=lambda t: min(preference(h) for h in self.hints[t]))
         for temp in by_hint:
             hint, origin = min(self.hints[temp], key=preference)
             final[temp] = names.claim(hint)
-            self.hoisted[temp] = msgspec.structs.replace(
-                self.hoisted[temp], origin=origin
-            )
+            self.hoisted[temp] = msgspec.structs.replace(self.hoisted[temp], origin=origin)
         renamed = [_rename(d, final) for d in self.out.values()]
         hoisted = [
-            _rename(self.hoisted[t], final)
-            for t in sorted(self.hoisted, key=lambda t: final[t])
+            _rename(self.hoisted[t], final) for t in sorted(self.hoisted, key=lambda t: final[t])
         ]
         return renamed + hoisted
 
@@ -486,9 +439,7 @@ def load_module(
     try:
         doc = json.loads(schema_bytes)
     except ValueError as exc:
-        raise GenerateError(
-            f"schema {version}: malformed JSON ({exc})", "re-fetch it"
-        ) from None
+        raise GenerateError(f"schema {version}: malformed JSON ({exc})", "re-fetch it") from None
     apply_patches(doc, version, patches)
     _, defs = definitions_of(doc)
     inherit_properties(defs, overrides.inherit_properties, version)

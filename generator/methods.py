@@ -51,9 +51,7 @@ def _params(d: ir.StructDef | ir.OpenDef) -> tuple[str | None, bool]:
     for f in d.fields:
         if f.wire_name == "params":
             if not isinstance(f.type, ir.Named):
-                raise GenerateError(
-                    f"{d.name}.params is not a named type", "check the loader"
-                )
+                raise GenerateError(f"{d.name}.params is not a named type", "check the loader")
             return f.type.name, f.required
     return None, False
 
@@ -82,9 +80,7 @@ def result_type(
     return None
 
 
-def _capability_exists(
-    path: tuple[str, ...], side: str, defs: dict[str, ir.Definition]
-) -> bool:
+def _capability_exists(path: tuple[str, ...], side: str, defs: dict[str, ir.Definition]) -> bool:
     """Whether ``path`` names a field of the version's Client/ServerCapabilities."""
     node: ir.Definition | None = defs.get(
         "ClientCapabilities" if side == "client" else "ServerCapabilities"
@@ -106,25 +102,18 @@ def build_methods(module: ir.Module, overrides: Overrides) -> tuple[ir.Method, .
         for member in _members(union, defs):
             d = defs[member]
             if not isinstance(d, (ir.StructDef, ir.OpenDef)):
-                raise GenerateError(
-                    f"{module.version}: {union} member {member} is not an object"
-                )
+                raise GenerateError(f"{module.version}: {union} member {member} is not an object")
             method = _method_of(d)
             if method is None:
                 raise GenerateError(f"{module.version}: {member} has no const method")
             params, params_required = _params(d)
-            result = (
-                result_type(member, method, defs, overrides)
-                if kind == "request"
-                else None
-            )
+            result = result_type(member, method, defs, overrides) if kind == "request" else None
             receiver: ir.Side = "server" if sender == "client" else "client"
             gate = next(
                 (
                     c.path
                     for c in overrides.capabilities
-                    if c.method == method
-                    and c.side == (receiver if kind == "request" else sender)
+                    if c.method == method and c.side == (receiver if kind == "request" else sender)
                 ),
                 None,
             )

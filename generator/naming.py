@@ -20,9 +20,7 @@ def snake(name: str) -> str:
     return name or "field"
 
 
-def attribute(
-    wire_name: str, taken: set[str], avoid: frozenset[str] = frozenset()
-) -> str:
+def attribute(wire_name: str, taken: set[str], avoid: frozenset[str] = frozenset()) -> str:
     """A valid, unique Python attribute name for a wire key."""
     name = snake(wire_name)
     if name[0].isdigit():

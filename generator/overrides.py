@@ -34,9 +34,7 @@ class Rule(msgspec.Struct, frozen=True):
     def applies(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
         if self.versions and version not in self.versions:
             return False
-        if self.members_of is not None and origin not in unions.get(
-            self.members_of, ()
-        ):
+        if self.members_of is not None and origin not in unions.get(self.members_of, ()):
             return False
         return fnmatch.fnmatchcase(origin, self.match)
 
@@ -55,6 +53,8 @@ class OptionalField(msgspec.Struct, frozen=True):
 
     field: str
     reason: str
+    #: Glob on the owning definition's (or inline object's) origin.
+    match: str = "*"
 
 
 class InheritProperty(msgspec.Struct, frozen=True):
@@ -108,8 +108,10 @@ class Overrides(msgspec.Struct, frozen=True):
     def is_any_json(self, origin: str, version: str) -> bool:
         return any(r.applies(origin, version, {}) for r in self.any_json)
 
-    def is_optional(self, field: str) -> bool:
-        return any(o.field == field for o in self.optional_fields)
+    def is_optional(self, field: str, owner: str) -> bool:
+        return any(
+            o.field == field and fnmatch.fnmatchcase(owner, o.match) for o in self.optional_fields
+        )
 
     def default_for(self, field: str, version: str) -> FieldDefault | None:
         for d in self.field_defaults:

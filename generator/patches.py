@@ -39,18 +39,14 @@ class DefectGone(GenerateError):
 
 
 def load_patches(path: Path | None = None) -> tuple[Patch, ...]:
-    return msgspec.json.decode(
-        (path or PATCHES_FILE).read_bytes(), type=tuple[Patch, ...]
-    )
+    return msgspec.json.decode((path or PATCHES_FILE).read_bytes(), type=tuple[Patch, ...])
 
 
 def _split(pointer: str) -> list[str]:
     if pointer == "":
         return []
     if not pointer.startswith("/"):
-        raise GenerateError(
-            f"invalid JSON pointer {pointer!r}", "pointers start with '/'"
-        )
+        raise GenerateError(f"invalid JSON pointer {pointer!r}", "pointers start with '/'")
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
@@ -90,9 +86,7 @@ def apply_operation(doc: Any, op: Operation, patch: Patch) -> None:
         parent[index] = copy.deepcopy(op.value)
 
 
-def apply_patches(
-    schema: dict[str, Any], version: str, patches: tuple[Patch, ...]
-) -> list[str]:
+def apply_patches(schema: dict[str, Any], version: str, patches: tuple[Patch, ...]) -> list[str]:
     """Apply every patch for ``version`` in place; returns the ids applied."""
     applied = []
     for patch in patches:

@@ -102,9 +102,7 @@ def load_pins(path: Path | None = None) -> Pins:
             f"{path}: pins file missing", "restore schema/pins.json from git"
         ) from None
     except msgspec.DecodeError as exc:
-        raise SchemaError(
-            f"{path}: invalid pins file: {exc}", "restore it from git"
-        ) from None
+        raise SchemaError(f"{path}: invalid pins file: {exc}", "restore it from git") from None
 
 
 def save_pins(pins: Pins, path: Path | None = None) -> None:

@@ -37,19 +37,13 @@ class Inputs:
         return cls(load_pins(), load_overrides(), load_patches(), schema_root)
 
 
-def build_ir(
-    version: str, inputs: Inputs, schema_bytes: bytes | None = None
-) -> ir.Module:
+def build_ir(version: str, inputs: Inputs, schema_bytes: bytes | None = None) -> ir.Module:
     """The complete IR of one pinned version (unions analysed)."""
     pin = inputs.pins.get(version)
     if schema_bytes is None:
         schema_bytes = read_schema(version, inputs.pins, inputs.schema_root)
-    module = analyze(
-        load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches)
-    )
-    return msgspec.structs.replace(
-        module, methods=build_methods(module, inputs.overrides)
-    )
+    module = analyze(load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches))
+    return msgspec.structs.replace(module, methods=build_methods(module, inputs.overrides))
 
 
 def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
@@ -99,6 +93,4 @@ def generate(
         if progress:
             progress(f"{version}: loading schema and building bindings")
         per_version[version] = render_version(build_ir(version, inputs), inputs)
-    return emit_package(
-        root, per_version, inputs.pins, check, jobs=jobs, progress=progress
-    )
+    return emit_package(root, per_version, inputs.pins, check, jobs=jobs, progress=progress)

@@ -30,9 +30,7 @@ HELPERS: dict[str, tuple[str, ...]] = {
     ),
 }
 #: The module's own API; a schema definition may not take these names.
-RESERVED = frozenset(
-    {"DEFINITIONS", "PROTOCOL_VERSION", "decode", "encode", "convert", "msgspec"}
-)
+RESERVED = frozenset({"DEFINITIONS", "PROTOCOL_VERSION", "decode", "encode", "convert", "msgspec"})
 
 
 @dataclass
@@ -111,9 +109,7 @@ class Renderer:
                 "add a rename to the generator",
             )
         #: helper name -> the name it has in the generated module
-        self.h = {
-            n: (f"_{n}" if n in self.defs else n) for ns in HELPERS.values() for n in ns
-        }
+        self.h = {n: (f"_{n}" if n in self.defs else n) for ns in HELPERS.values() for n in ns}
 
     def imports(self) -> list[str]:
         lines = []
@@ -162,9 +158,7 @@ class Renderer:
             max_length=c.max_length,
             pattern=c.pattern,
         )
-        if (
-            t.kind == "float"
-        ):  # JSON number: keep integers integers, so re-encoding is exact
+        if t.kind == "float":  # JSON number: keep integers integers, so re-encoding is exact
             return f"{a}[int, {meta}] | {a}[float, {meta}]" if meta else "int | float"
         base = _RUNTIME_SCALARS[t.kind]
         return f"{a}[{base}, {meta}]" if meta else base
@@ -175,11 +169,7 @@ class Renderer:
 
     def _literal(self, values: tuple[ir.JSONScalar, ...]) -> str:
         non_null = [v for v in values if v is not None]
-        text = (
-            f"{self.h['Literal']}[{', '.join(repr(v) for v in non_null)}]"
-            if non_null
-            else ""
-        )
+        text = f"{self.h['Literal']}[{', '.join(repr(v) for v in non_null)}]" if non_null else ""
         if None in values:
             return f"{text} | None" if text else "None"
         return text
@@ -198,9 +188,7 @@ class Renderer:
         if isinstance(t, ir.Scalar):
             return ["int", "float"] if t.kind == "float" else [_RUNTIME_SCALARS[t.kind]]
         if isinstance(t, ir.LiteralType):
-            return sorted(
-                {type(v).__name__ if v is not None else "type(None)" for v in t.values}
-            )
+            return sorted({type(v).__name__ if v is not None else "type(None)" for v in t.values})
         if isinstance(t, ir.ArrayType):
             return ["list"]
         if isinstance(t, ir.MapType):
@@ -239,20 +227,14 @@ class Renderer:
         else:
             default_value = None
         if open_object:
-            args = [repr(f.wire_name)] + (
-                [f"default={default_value}"] if default_value else []
-            )
+            args = [repr(f.wire_name)] + ([f"default={default_value}"] if default_value else [])
             default = f"{self.h['key']}({', '.join(args)})"
         elif wire is not None:
-            args = ([f"default={default_value}"] if default_value else []) + [
-                f"name={wire!r}"
-            ]
+            args = ([f"default={default_value}"] if default_value else []) + [f"name={wire!r}"]
             default = f"msgspec.field({', '.join(args)})"
         else:
             default = default_value
-        return FieldView(
-            f.py_name, annotation, default, docstring(f.description, "    ")
-        )
+        return FieldView(f.py_name, annotation, default, docstring(f.description, "    "))
 
     def class_view(self, d: ir.StructDef | ir.OpenDef) -> ClassView:
         is_open = isinstance(d, ir.OpenDef)
@@ -283,18 +265,14 @@ class Renderer:
             if isinstance(d, ir.AliasDef):
                 expr = self.annotation(d.target)
                 views.append(
-                    AliasView(
-                        "alias", d.name, expr, docstring(d.description), _deps(d.target)
-                    )
+                    AliasView("alias", d.name, expr, docstring(d.description), _deps(d.target))
                 )
             elif isinstance(d, ir.UnionDef):
                 expr = " | ".join(dict.fromkeys(self.annotation(m) for m in d.members))
                 deps = set().union(*(_deps(m) for m in d.members))
                 kind = "alias" if d.strategy is None else "union"
                 views.append(
-                    AliasView(
-                        kind, d.name, expr, docstring(d.description, "        "), deps
-                    )
+                    AliasView(kind, d.name, expr, docstring(d.description, "        "), deps)
                 )
         return _topological(views, self.defs)
 
@@ -307,9 +285,7 @@ class Renderer:
         registrations = [
             RegistrationView(
                 d.name,
-                list(
-                    dict.fromkeys(c for m in d.members for c in self.runtime_class(m))
-                ),
+                list(dict.fromkeys(c for m in d.members for c in self.runtime_class(m))),
                 self.strategy(d.strategy),
             )
             for d in self.module.definitions
@@ -342,9 +318,7 @@ def _deps(t: ir.TypeExpr) -> set[str]:
     return set()
 
 
-def _topological(
-    views: list[AliasView], defs: dict[str, ir.Definition]
-) -> list[AliasView]:
+def _topological(views: list[AliasView], defs: dict[str, ir.Definition]) -> list[AliasView]:
     """Aliases evaluate at import time, so each must follow the aliases it names."""
     by_name = {v.name: v for v in views}
     done: set[str] = set()

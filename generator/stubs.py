@@ -76,17 +76,13 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
             v for v in user if v.spec.kind == "request" and v.spec.direction == "client"
         ],
         server_notifications=[
-            v
-            for v in user
-            if v.spec.kind == "notification" and v.spec.direction == "client"
+            v for v in user if v.spec.kind == "notification" and v.spec.direction == "client"
         ],
         client_requests=[
             v for v in user if v.spec.kind == "request" and v.spec.direction == "server"
         ],
         client_notifications=[
-            v
-            for v in user
-            if v.spec.kind == "notification" and v.spec.direction == "server"
+            v for v in user if v.spec.kind == "notification" and v.spec.direction == "server"
         ],
         methods=views,
     )

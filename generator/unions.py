@@ -111,9 +111,7 @@ def _tag_candidate(members: list[ir.TypeExpr], index: _Index) -> str | None:
         return None
     structs = [o for o in objects if isinstance(o, ir.StructDef)]
     keys = {f.wire_name for f in structs[0].fields}
-    ordered = [k for k in _TAG_PREFERENCE if k in keys] + sorted(
-        keys - set(_TAG_PREFERENCE)
-    )
+    ordered = [k for k in _TAG_PREFERENCE if k in keys] + sorted(keys - set(_TAG_PREFERENCE))
     for key in ordered:
         values = [_required_literal(s, key) for s in structs]
         if all(v is not None for v in values) and len(set(values)) == len(values):
@@ -212,9 +210,7 @@ def is_native(members: tuple[ir.TypeExpr, ...], index: _Index) -> bool:
             kinds[{"float": "float"}.get(r.kind, r.kind)] += 1
         elif isinstance(r, ir.LiteralType):
             for k in {_value_kind(v) for v in r.values}:
-                kinds[
-                    {"number": "int", "string": "str", "boolean": "bool"}.get(k, k)
-                ] += 1
+                kinds[{"number": "int", "string": "str", "boolean": "bool"}.get(k, k)] += 1
         elif isinstance(r, ir.ArrayType):
             kinds["array"] += 1
         elif isinstance(r, ir.MapType):
@@ -245,9 +241,7 @@ def _required(d: ir.StructDef | ir.OpenDef) -> set[str]:
     return keys
 
 
-def _literals(
-    d: ir.StructDef | ir.OpenDef, key: str
-) -> tuple[tuple[Any, ...], bool] | None:
+def _literals(d: ir.StructDef | ir.OpenDef, key: str) -> tuple[tuple[Any, ...], bool] | None:
     """(values, required) of a literal-typed key, or None."""
     if isinstance(d, ir.StructDef) and d.tag is not None and d.tag.field == key:
         return (d.tag.value,), True
@@ -281,9 +275,7 @@ class Planner:
 
     def _objs(self, members: list[ir.TypeExpr]) -> list[ir.StructDef | ir.OpenDef]:
         objs = [self.index.obj(m) for m in members]
-        if any(
-            o is None for o in objs
-        ):  # a map among objects: only trial decoding helps
+        if any(o is None for o in objs):  # a map among objects: only trial decoding helps
             return []
         return [o for o in objs if o is not None]
 
@@ -417,9 +409,7 @@ def _map_types(t: ir.TypeExpr, fn: Callable[[ir.TypeExpr], ir.TypeExpr]) -> ir.T
     elif isinstance(t, ir.MapType):
         t = msgspec.structs.replace(t, value=_map_types(t.value, fn))
     elif isinstance(t, ir.UnionType):
-        t = msgspec.structs.replace(
-            t, members=tuple(_map_types(m, fn) for m in t.members)
-        )
+        t = msgspec.structs.replace(t, members=tuple(_map_types(m, fn) for m in t.members))
     return fn(t)
 
 
@@ -453,9 +443,7 @@ def analyze(module: ir.Module) -> ir.Module:
     for d in definitions:
         if isinstance(d, (ir.StructDef, ir.OpenDef)):
             fields = tuple(
-                msgspec.structs.replace(
-                    f, type=_map_types(f.type, hoist(d.name + _cap(f.py_name)))
-                )
+                msgspec.structs.replace(f, type=_map_types(f.type, hoist(d.name + _cap(f.py_name))))
                 for f in d.fields
             )
             d = msgspec.structs.replace(d, fields=fields)
@@ -468,9 +456,7 @@ def analyze(module: ir.Module) -> ir.Module:
     for d in rewritten:
         if isinstance(d, ir.UnionDef) and not is_native(d.members, index):
             planner = Planner(index, f"{module.version} {d.name}")
-            d = msgspec.structs.replace(
-                d, strategy=planner.plan(index.flatten(d.members))
-            )
+            d = msgspec.structs.replace(d, strategy=planner.plan(index.flatten(d.members)))
         planned.append(d)
     # a union is native only if all its nested unions are: re-check until stable
     changed = True

@@ -82,9 +82,7 @@ class ClientSession:
         offered = tuple(self.versions.of_era("legacy"))
         await transport.send(self.conn.initialize(offered))
         try:
-            return await asyncio.wait_for(
-                asyncio.shield(self.session.negotiated), timeout
-            )
+            return await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
         except asyncio.CancelledError:
             await self.close()
             if self.session.negotiated.cancelled():
@@ -113,17 +111,13 @@ class ClientSession:
         await self.session.notify(method, params)
 
     async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
-        handler = (
-            getattr(self.handlers, event.spec.handler, None) if self.handlers else None
-        )
+        handler = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
         if handler is None or not implemented(self.handlers, event.spec.handler):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         return await handler(event.params, scope)
 
     async def _on_notification(self, event: c.IncomingNotification) -> None:
-        hook = (
-            getattr(self.handlers, event.spec.handler, None) if self.handlers else None
-        )
+        hook = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
         if hook is not None and implemented(self.handlers, event.spec.handler):
             await hook(event.params)
 

@@ -17,12 +17,14 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from . import jsonrpc
+from . import jsonrpc, modern
 from .errors import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     NegotiationError,
@@ -51,6 +53,14 @@ LOG_LEVELS = (
 )
 
 
+def level_at_least(level: str, threshold: str) -> bool:
+    """Whether log ``level`` is at or above ``threshold`` (unknown levels pass)."""
+    try:
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
+    except ValueError:
+        return True
+
+
 class State(enum.Enum):
     NEW = "new"
     INITIALIZING = "initializing"  # initialize answered (server) or sent (client)
@@ -67,6 +77,29 @@ class Send:
 
     data: bytes
     batch: int | None = None
+    #: The request this frame answers or belongs to (HTTP routes it to that stream).
+    related: RequestId | None = None
+    #: HTTP status the transport should use when this frame answers a modern request.
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Who sent a modern request: everything a legacy session would hold, per request."""
+
+    version: VersionInfo
+    info: Mapping[str, Any]
+    capabilities: Mapping[str, Any]
+    log_level: str | None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Multi-round-trip bookkeeping of one modern request: answers so far, and what the
+    ``requestState`` it will hand out must bind to."""
+
+    answers: dict[str, Any]
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -84,6 +117,19 @@ class IncomingRequest:
     params: Any
     meta: Mapping[str, Any]
     batch: int | None = None
+    #: Set for modern requests (legacy requests rely on the session's state).
+    peer: Peer | None = None
+    inputs: Inputs | None = None
+
+
+@dataclass(frozen=True)
+class Listen:
+    """A modern ``subscriptions/listen``: keep its stream open and tag what goes on it."""
+
+    id: RequestId
+    #: The notification types asked for (the filter), as plain JSON.
+    requested: Mapping[str, Any]
+    peer: Peer
 
 
 @dataclass(frozen=True)
@@ -134,6 +180,7 @@ class Refused:
 
 Event = (
     Send
+    | Listen
     | BatchOpened
     | IncomingRequest
     | IncomingNotification
@@ -188,6 +235,23 @@ class _Pending:
     result: Any
 
 
+_MODERN_400 = frozenset(
+    {
+        INVALID_PARAMS,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
+#: Listen filter key → server capability that must be offered to honour it.
+_LISTEN_FILTERS: dict[str, tuple[str, ...]] = {
+    "toolsListChanged": ("tools", "listChanged"),
+    "promptsListChanged": ("prompts", "listChanged"),
+    "resourcesListChanged": ("resources", "listChanged"),
+    "resourceSubscriptions": ("resources", "subscribe"),
+}
+
+
 def _validation_error(exc: msgspec.ValidationError, where: str) -> McpError:
     """-32602 with the JSON path of the problem, relative to the message, in ``data``."""
     text = str(exc)
@@ -216,6 +280,9 @@ class Connection:
     info: dict[str, Any]
     capabilities: dict[str, Any]
     instructions: str | None = None
+    #: Signs the ``requestState`` of modern multi-round requests (share its key across
+    #: workers that serve the same clients).
+    signer: modern.StateSigner = field(default_factory=modern.StateSigner)
     state: State = State.NEW
     version: VersionInfo | None = None
     peer_info: dict[str, Any] = field(default_factory=dict)
@@ -234,8 +301,9 @@ class Connection:
 
     # -- incoming ---------------------------------------------------------------------------
 
-    def receive(self, frame: bytes | str) -> list[Event]:
-        """Everything one incoming frame (a line, an HTTP body) asks of this side."""
+    def receive(self, frame: bytes | str, http: modern.HttpHeaders | None = None) -> list[Event]:
+        """Everything one incoming frame (a line, an HTTP body) asks of this side;
+        ``http`` carries the MCP headers when the frame came in an HTTP request."""
         messages, is_batch = jsonrpc.parse(frame)
         if is_batch and not (self.version is not None and self.version.batching):
             return [
@@ -252,13 +320,8 @@ class Connection:
         if is_batch:
             self._next_batch += 1
             batch = self._next_batch
-            expected = sum(
-                isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages
-            )
-            if any(
-                isinstance(m, jsonrpc.Request) and m.method == "initialize"
-                for m in messages
-            ):
+            expected = sum(isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages)
+            if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 return [
                     Send(
                         jsonrpc.encode_error(
@@ -270,15 +333,19 @@ class Connection:
                 ]
             events.append(BatchOpened(batch, expected))
         for message in messages:
-            events += self._dispatch(message, batch)
+            events += self._dispatch(message, batch, http)
         return events
 
-    def _dispatch(self, m: jsonrpc.Message, batch: int | None) -> list[Event]:
+    def _dispatch(
+        self, m: jsonrpc.Message, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
         if isinstance(m, jsonrpc.Request):
             try:
+                if self._is_modern(m, http):
+                    return self._modern_request(m, batch, http)
                 return self._on_request(m, batch)
             except McpError as exc:
-                return [Send(_error_frame(m.id, exc), batch)]
+                return [Send(_error_frame(m.id, exc), batch, m.id)]
         if isinstance(m, jsonrpc.Notification):
             return self._on_notification(m)
         if isinstance(m, jsonrpc.Response):
@@ -290,6 +357,156 @@ class Connection:
             return [Failure(m.id, McpError(m.code, m.message, m.data))]  # type: ignore[arg-type]
         return [Send(jsonrpc.encode_error(m.id, m.code, m.message), batch)]
 
+    # -- the modern era ------------------------------------------------------------------
+
+    def _is_modern(self, m: jsonrpc.Request, http: modern.HttpHeaders | None) -> bool:
+        """A server takes a request down the stateless path when it is not in a legacy
+        session and the request says it is modern (``_meta`` or header version that is
+        not a handshake version, or a method only modern versions have)."""
+        if self.role != "server" or self.version is not None or m.method == "initialize":
+            return False
+        if not self.versions.of_era("modern"):
+            return False
+        legacy = self.versions.of_era("legacy")
+        if http is not None and http.protocol_version is not None:
+            return http.protocol_version not in legacy
+        if m.params is not None and modern.PROTOCOL_VERSION.encode() in bytes(m.params):
+            return True
+        return not any(self.versions[v].spec("client", m.method) for v in legacy)
+
+    def _modern_request(
+        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
+        """Validate in the order the spec sets: ``_meta`` keys, headers, version, method."""
+        try:
+            return self._modern_checked(m, batch, http)
+        except McpError as exc:
+            status = (
+                404 if exc.code == METHOD_NOT_FOUND else 400 if exc.code in _MODERN_400 else None
+            )
+            return [Send(_error_frame(m.id, exc), batch, m.id, status)]
+
+    def _modern_checked(
+        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
+        p = modern.probe(m.params)
+        if p is None:
+            raise McpError(
+                INVALID_PARAMS,
+                "Invalid params: params must be an object with _meta",
+                {"path": "$.params"},
+            )
+        meta = modern.check_meta(p)
+        if http is not None:
+            modern.check_headers(http, m.method, meta, p)
+        requested = str(meta.protocol_version)
+        supported = self.versions.of_era("modern")
+        if requested not in supported:
+            raise McpError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {requested!r}",
+                {"supported": supported, "requested": requested},
+            )
+        version = self.versions[requested]
+        capabilities = (
+            meta.client_capabilities if isinstance(meta.client_capabilities, dict) else {}
+        )
+        info = meta.client_info if isinstance(meta.client_info, dict) else {}
+        peer = Peer(
+            version,
+            info,
+            capabilities,
+            meta.log_level if isinstance(meta.log_level, str) else None,
+        )
+        if m.method == "server/discover":
+            return [Send(jsonrpc.encode_result(m.id, self._discover(version)), batch, m.id)]
+        spec = version.spec(self.peer, m.method)
+        if spec is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {m.method}")
+        if spec.capability and not has_capability(self.capabilities, spec.capability):
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {m.method} (capability not offered)",
+            )
+        local = self.local.types_of(self.peer, m.method) or spec
+        params = self._incoming(m.params, spec, local, version)
+        if m.method == "subscriptions/listen":
+            notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
+            return [Listen(m.id, notifications, peer)]
+        inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
+        meta_map = getattr(params, "meta", UNSET)
+        return [
+            IncomingRequest(
+                m.id,
+                local,
+                params,
+                meta_map if isinstance(meta_map, Mapping) else {},
+                batch,
+                peer,
+                inputs,
+            )
+        ]
+
+    def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
+        """Answers the client gave so far: those carried by a verified ``requestState``
+        plus this round's ``inputResponses``."""
+        digest = modern.params_digest(m.params)
+        answers: dict[str, Any] = {}
+        if p.requestState is not UNSET:
+            if not isinstance(p.requestState, str):
+                raise modern.StateError("not a string")
+            answers.update(self.signer.verify(p.requestState, m.method, digest))
+        if p.inputResponses is not UNSET and p.inputResponses is not None:
+            if not isinstance(p.inputResponses, dict):
+                raise McpError(
+                    INVALID_PARAMS,
+                    "Invalid params: inputResponses must be an object",
+                    {"path": "$.params.inputResponses"},
+                )
+            answers.update(p.inputResponses)
+        return Inputs(answers, digest)
+
+    def input_required(self, request: IncomingRequest, asked: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``input_required`` result asking for ``asked``, with a signed state that
+        carries the answers so far."""
+        assert request.inputs is not None
+        state = self.signer.sign(request.spec.name, request.inputs.digest, request.inputs.answers)
+        return {
+            "resultType": "input_required",
+            "inputRequests": dict(asked),
+            "requestState": state,
+        }
+
+    def _discover(self, version: VersionInfo) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": self.versions.of_era("modern"),
+            "capabilities": self.capabilities_for(version),
+            "ttlMs": 0,
+            "cacheScope": "public",
+            "_meta": {modern.SERVER_INFO: self.info_for(version)},
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def acknowledge(self, listen: Listen) -> tuple[dict[str, bool | list[str]], bytes]:
+        """The filter this server honours for a listen request, and the acknowledgement."""
+        caps = self.capabilities
+        honoured: dict[str, Any] = {}
+        for key, capability in _LISTEN_FILTERS.items():
+            if listen.requested.get(key) and has_capability(caps, capability):
+                honoured[key] = listen.requested[key]
+        params = {
+            "notifications": honoured,
+            "_meta": {modern.SUBSCRIPTION_ID: listen.id},
+        }
+        return honoured, jsonrpc.encode_notification(
+            "notifications/subscriptions/acknowledged", params
+        )
+
+    # -- the legacy era ---------------------------------------------------------------------
+
     def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
         if m.method == "ping":
             return [Send(jsonrpc.encode_result(m.id, {}), batch)]
@@ -297,9 +514,7 @@ class Connection:
             return self._initialize(m)
         version = self.version
         if version is None or self.state is State.NEW:
-            raise McpError(
-                INVALID_REQUEST, f"Invalid request: {m.method} before initialization"
-            )
+            raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
         spec = version.spec(self.peer, m.method)
         if spec is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {m.method}")
@@ -314,9 +529,7 @@ class Connection:
         params = self._incoming(m.params, spec, local, version)
         meta = getattr(params, "meta", UNSET)
         return [
-            IncomingRequest(
-                m.id, local, params, meta if isinstance(meta, Mapping) else {}, batch
-            )
+            IncomingRequest(m.id, local, params, meta if isinstance(meta, Mapping) else {}, batch)
         ]
 
     def _incoming(
@@ -332,11 +545,7 @@ class Connection:
         if version is self.local or spec.params is None or local.params is None:
             return self._decode_params(raw, local, self.local)
         plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
-        if (
-            self.local.rules.stateless
-            and not version.rules.stateless
-            and isinstance(plain, dict)
-        ):
+        if self.local.rules.stateless and not version.rules.stateless and isinstance(plain, dict):
             plain["_meta"] = {
                 **self._session_meta(version),
                 **(plain.get("_meta") or {}),
@@ -357,12 +566,7 @@ class Connection:
     def _outgoing(self, value: Any, peer_type: Any, version: VersionInfo | None) -> Any:
         """A value of the application's types re-shaped for the peer's version (fields that
         version does not know are dropped); unchanged when the versions agree."""
-        if (
-            version is None
-            or version is self.local
-            or peer_type is None
-            or value is None
-        ):
+        if version is None or version is self.local or peer_type is None or value is None:
             return value
         plain = msgspec.to_builtins(value)
         key = self.local.rules.result_type_key
@@ -416,9 +620,7 @@ class Connection:
 
     def _initialize(self, m: jsonrpc.Request) -> list[Event]:
         if self.state is not State.NEW:
-            raise McpError(
-                INVALID_REQUEST, "Invalid request: initialize was already received"
-            )
+            raise McpError(INVALID_REQUEST, "Invalid request: initialize was already received")
         try:
             params = msgspec.json.decode(m.params or b"{}", type=_InitializeParams)
         except msgspec.ValidationError as exc:
@@ -463,11 +665,7 @@ class Connection:
             return []
         local = self.local.types_of(self.peer, m.method) or spec
         try:
-            return [
-                IncomingNotification(
-                    local, self._incoming(m.params, spec, local, version)
-                )
-            ]
+            return [IncomingNotification(local, self._incoming(m.params, spec, local, version))]
         except McpError:
             return []
 
@@ -548,12 +746,8 @@ class Connection:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
         spec = version.spec(self.role, method)
         if spec is None:
-            raise McpError(
-                METHOD_NOT_FOUND, f"{method} is not part of protocol {version.version}"
-            )
-        if spec.capability and not has_capability(
-            self.peer_capabilities, spec.capability
-        ):
+            raise McpError(METHOD_NOT_FOUND, f"{method} is not part of protocol {version.version}")
+        if spec.capability and not has_capability(self.peer_capabilities, spec.capability):
             raise McpError(
                 METHOD_NOT_FOUND,
                 f"{method} needs the {self.peer}'s {'.'.join(spec.capability)} capability, "
@@ -574,33 +768,37 @@ class Connection:
         return list(self._pending)
 
     def result(
-        self, request_id: RequestId, result: Any, method: str | None = None
+        self,
+        request_id: RequestId,
+        result: Any,
+        method: str | None = None,
+        version: VersionInfo | None = None,
     ) -> bytes:
-        """Frame the answer to ``method``, re-shaped for the peer's version."""
-        version = self.version
+        """Frame the answer to ``method``, re-shaped for the peer's version (the session's,
+        or ``version`` for a modern request)."""
+        version = version or self.version
         if method is not None and version is not None and version is not self.local:
             spec = version.spec(self.peer, method)
             result = self._outgoing(result, spec.result if spec else None, version)
         return jsonrpc.encode_result(request_id, result)
 
-    def error(self, request_id: RequestId | None, error: McpError) -> bytes:
-        version = self.version
+    def error(
+        self,
+        request_id: RequestId | None,
+        error: McpError,
+        version: VersionInfo | None = None,
+    ) -> bytes:
+        """Frame an error, with the code the peer's era uses for it."""
+        version = version or self.version
         if version is not None and error.code in version.rules.error_codes:
-            error = McpError(
-                version.rules.error_codes[error.code], error.message, error.data
-            )
+            error = McpError(version.rules.error_codes[error.code], error.message, error.data)
         return _error_frame(request_id, error)
 
     def notification(self, method: str, params: Any = UNSET) -> bytes:
         return jsonrpc.encode_notification(method, params)
 
     def log_allowed(self, level: str) -> bool:
-        if self.log_level is None:
-            return True
-        try:
-            return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
-        except ValueError:
-            return True
+        return self.log_level is None or level_at_least(level, self.log_level)
 
     # -- what this side advertises, per version ----------------------------------------------
 
@@ -617,9 +815,5 @@ class Connection:
 
     def info_for(self, version: VersionInfo) -> dict[str, Any]:
         """Our implementation info, keeping only fields the version's schema knows."""
-        encoded = set(
-            getattr(
-                version.binding.types.Implementation, "__struct_encode_fields__", ()
-            )
-        )
+        encoded = set(getattr(version.binding.types.Implementation, "__struct_encode_fields__", ()))
         return {k: v for k, v in self.info.items() if not encoded or k in encoded}

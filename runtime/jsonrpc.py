@@ -66,9 +66,7 @@ _envelope = msgspec.json.Decoder(_Envelope)
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (
-        isinstance(value, int) and not isinstance(value, bool)
-    )
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _classify(env: _Envelope) -> Message:
@@ -77,24 +75,16 @@ def _classify(env: _Envelope) -> Message:
         return Invalid(rid, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"')
     if env.method is not UNSET:
         if not isinstance(env.method, str):
-            return Invalid(
-                rid, INVALID_REQUEST, "Invalid request: method must be a string"
-            )
+            return Invalid(rid, INVALID_REQUEST, "Invalid request: method must be a string")
         if env.result is not UNSET or env.error is not UNSET:
-            return Invalid(
-                rid, INVALID_REQUEST, "Invalid request: method with result or error"
-            )
+            return Invalid(rid, INVALID_REQUEST, "Invalid request: method with result or error")
         params = None if env.params is UNSET else env.params
         if params is not None and bytes(memoryview(params)[:1]) not in (b"{", b"["):
-            return Invalid(
-                rid, INVALID_REQUEST, "Invalid request: params must be an object"
-            )
+            return Invalid(rid, INVALID_REQUEST, "Invalid request: params must be an object")
         if env.id is UNSET:
             return Notification(env.method, params)
         if rid is None:
-            return Invalid(
-                None, INVALID_REQUEST, "Invalid request: id must be a string or integer"
-            )
+            return Invalid(None, INVALID_REQUEST, "Invalid request: id must be a string or integer")
         return Request(rid, env.method, params)
     if env.result is not UNSET and env.error is UNSET and rid is not None:
         return Response(rid, env.result)
@@ -105,12 +95,8 @@ def _classify(env: _Envelope) -> Message:
             and isinstance(error.get("code"), int)
             and isinstance(error.get("message"), str)
         ):
-            return ErrorResponse(
-                rid, error["code"], error["message"], error.get("data", UNSET)
-            )
-    return Invalid(
-        rid, INVALID_REQUEST, "Invalid request: not a request, notification or response"
-    )
+            return ErrorResponse(rid, error["code"], error["message"], error.get("data", UNSET))
+    return Invalid(rid, INVALID_REQUEST, "Invalid request: not a request, notification or response")
 
 
 def parse(frame: bytes | str) -> tuple[list[Message], bool]:
@@ -118,9 +104,7 @@ def parse(frame: bytes | str) -> tuple[list[Message], bool]:
     try:
         decoded = _decoder.decode(frame)
     except msgspec.ValidationError:
-        return [
-            Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
-        ], False
+        return [Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")], False
     except msgspec.DecodeError:
         return [Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")], False
     if isinstance(decoded, _Envelope):
@@ -132,9 +116,7 @@ def parse(frame: bytes | str) -> tuple[list[Message], bool]:
         try:
             out.append(_classify(_envelope.decode(raw)))
         except msgspec.DecodeError:
-            out.append(
-                Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
-            )
+            out.append(Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object"))
     return out, True
 
 
@@ -187,9 +169,7 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
     return _encode(_OutResult("2.0", request_id, result))
 
 
-def encode_error(
-    request_id: RequestId | None, code: int, message: str, data: Any = UNSET
-) -> bytes:
+def encode_error(request_id: RequestId | None, code: int, message: str, data: Any = UNSET) -> bytes:
     return _encode(_OutError("2.0", request_id, _OutErrorObject(code, message, data)))
 
 

@@ -64,9 +64,7 @@ class VersionInfo:
     #: (sender, method) → spec, for wire messages.
     table: Mapping[tuple[str, str], MethodSpec] = field(repr=False)
     #: The same, also counting 2026 input requests (which travel inside results).
-    typed: Mapping[tuple[str, str], MethodSpec] = field(
-        repr=False, default_factory=dict
-    )
+    typed: Mapping[tuple[str, str], MethodSpec] = field(repr=False, default_factory=dict)
     #: Version allows JSON-RPC batches (its schema defines a batch request).
     batching: bool = False
 
@@ -88,9 +86,7 @@ class VersionInfo:
 
     @classmethod
     def of(cls, binding: Binding) -> VersionInfo:
-        table = {
-            (m.direction, m.name): m for m in binding.methods if m.channel == "wire"
-        }
+        table = {(m.direction, m.name): m for m in binding.methods if m.channel == "wire"}
         typed = {(m.direction, m.name): m for m in binding.methods}
         return cls(
             binding=binding,
@@ -112,9 +108,7 @@ class Versions:
     infos: Mapping[str, VersionInfo]
 
     @classmethod
-    def around(
-        cls, binding: Binding, versions: Iterable[str] | None = None
-    ) -> Versions:
+    def around(cls, binding: Binding, versions: Iterable[str] | None = None) -> Versions:
         """Versions of ``binding``'s generated package: ``versions``, or by default every
         dated version generated beside it (``draft`` only when asked for)."""
         index = importlib.import_module(_package_of(binding))

@@ -16,9 +16,7 @@ def _generated_base(handlers: object) -> type:
     for cls in type(handlers).__mro__:
         if "__binding__" in vars(cls):
             return cls
-    raise TypeError(
-        f"{type(handlers).__name__} does not derive from generated handlers"
-    )
+    raise TypeError(f"{type(handlers).__name__} does not derive from generated handlers")
 
 
 def implemented(handlers: object, name: str) -> bool:
@@ -128,9 +126,7 @@ class Server:
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until the peer closes it."""
-        session = Session(
-            self.connection(), transport, self.dispatch, self.on_notification
-        )
+        session = Session(self.connection(), transport, self.dispatch, self.on_notification)
         self.sessions.add(session)
         try:
             await session.run()

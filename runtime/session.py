@@ -12,53 +12,87 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from msgspec import UNSET
+from msgspec import UNSET, ValidationError, to_builtins
 
 from . import connection as c
-from .errors import INTERNAL_ERROR, ConnectionClosed, McpError
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_CLIENT_CAPABILITY,
+    ConnectionClosed,
+    McpError,
+)
 from .jsonrpc import RequestId
+from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired
+from .negotiation import has_capability
 
 log = logging.getLogger("mcpgen.runtime")
 
 #: Answers an incoming request: (event, context) -> result.
 Dispatch = Callable[[c.IncomingRequest, "RequestScope"], Awaitable[Any]]
 NotificationHook = Callable[[c.IncomingNotification], Awaitable[None]]
-ProgressCallback = Callable[
-    [float, "float | None", "str | None"], Awaitable[None] | None
-]
+ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
 
 
 class Transport(Protocol):
     async def receive(self) -> bytes | None: ...
-    async def send(self, data: bytes) -> None: ...
+    async def send(self, data: bytes, related: RequestId | None = None) -> None: ...
     async def close(self) -> None: ...
 
 
 class RequestScope:
     """The runtime's side of one incoming request (``_support.RequestContext``)."""
 
-    __slots__ = ("session", "request_id", "meta", "cancelled")
+    __slots__ = (
+        "session",
+        "event",
+        "request_id",
+        "meta",
+        "cancelled",
+        "asked",
+        "_calls",
+    )
 
-    def __init__(
-        self, session: Session, request_id: RequestId, meta: Mapping[str, Any]
-    ) -> None:
+    def __init__(self, session: Session, event: c.IncomingRequest) -> None:
         self.session = session
-        self.request_id = request_id
-        self.meta = meta
+        self.event = event
+        self.request_id = event.id
+        self.meta = event.meta
         self.cancelled = False
+        #: Input requests a modern handler is waiting for, by key.
+        self.asked: dict[str, Any] = {}
+        self._calls = 0
 
     @property
     def protocol_version(self) -> str:
+        if self.event.peer is not None:
+            return self.event.peer.version.version
         version = self.session.conn.version
         return version.version if version is not None else ""
 
     @property
     def client_info(self) -> Mapping[str, Any]:
-        return self.session.conn.peer_info
+        peer = self.event.peer
+        return peer.info if peer is not None else self.session.conn.peer_info
 
     @property
     def client_capabilities(self) -> Mapping[str, Any]:
-        return self.session.conn.peer_capabilities
+        peer = self.event.peer
+        return peer.capabilities if peer is not None else self.session.conn.peer_capabilities
+
+    def require(self, *capability: str) -> None:
+        """Fail the request unless the client declared ``capability`` (a path)."""
+        if has_capability(self.client_capabilities, capability):
+            return
+        required: dict[str, Any] = {}
+        node = required
+        for part in capability:
+            node = node.setdefault(part, {})
+        raise McpError(
+            MISSING_CLIENT_CAPABILITY,
+            f"Missing required client capability: {'.'.join(capability)}",
+            {"requiredCapabilities": required},
+        )
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -71,22 +105,62 @@ class RequestScope:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self.session.notify("notifications/progress", params)
+        await self.session.notify("notifications/progress", params, related=self.request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         conn = self.session.conn
-        if "logging" not in conn.capabilities or not conn.log_allowed(level):
+        if "logging" not in conn.capabilities:
+            return
+        peer = self.event.peer
+        if peer is not None:  # modern: only when this request set a level, and at or above it
+            if peer.log_level is None or not c.level_at_least(level, peer.log_level):
+                return
+        elif not conn.log_allowed(level):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self.session.notify("notifications/message", params)
+        await self.session.notify("notifications/message", params, related=self.request_id)
 
-    async def request(self, method: str, params: Any, result: Any = None) -> Any:
-        return await self.session.request(method, params)
+    async def request(
+        self, method: str, params: Any, result: Any = None, key: str | None = None
+    ) -> Any:
+        """Ask the client for input: a JSON-RPC request in the legacy era; in the modern era
+        the answer from this request's input responses, or ``input_required`` when absent.
+        """
+        if self.event.peer is None:
+            return await self.session.request(method, params, related=self.request_id)
+        self._calls += 1
+        key = key or f"{method}#{self._calls}"
+        inputs = self.event.inputs
+        if inputs is None:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"{self.event.spec.name} cannot ask the client for input",
+            )
+        spec = self.session.conn.local.types_of("server", method)
+        if key in inputs.answers:
+            try:
+                return self.session.conn.local.binding.types.convert(
+                    inputs.answers[key], spec.result if spec else result
+                )
+            except ValidationError as exc:
+                raise McpError(
+                    INVALID_PARAMS,
+                    f"Invalid params: inputResponses.{key}: {exc}",
+                    {"path": f"$.params.inputResponses.{key}"},
+                ) from None
+        if spec is not None and spec.capability:
+            self.require(*spec.capability)
+        self.asked[key] = {
+            "method": method,
+            "params": to_builtins(params) if params is not None else {},
+        }
+        await asyncio.sleep(0)  # let sibling requests (asyncio.gather) register too
+        raise InputRequired(key)
 
     async def notify(self, method: str, params: Any) -> None:
-        await self.session.notify(method, params)
+        await self.session.notify(method, params, related=self.request_id)
 
 
 class Session:
@@ -105,15 +179,17 @@ class Session:
         self.dispatch = dispatch
         self.on_notification = on_notification
         self.request_timeout = request_timeout
-        self.negotiated: asyncio.Future[str] = (
-            asyncio.get_running_loop().create_future()
-        )
+        self.negotiated: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._handlers: dict[RequestId, tuple[asyncio.Task[None], RequestScope]] = {}
         self._waiting: dict[RequestId, asyncio.Future[Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._batches: dict[int, tuple[int, list[bytes]]] = {}
         self._background: set[asyncio.Task[None]] = set()
+        #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
+        self.listening: dict[RequestId, Mapping[str, Any]] = {}
         self._closed = False
+        #: HTTP status hint of the last protocol error frame (modern requests over HTTP).
+        self.last_status: int | None = None
 
     # -- the read loop ------------------------------------------------------------------
 
@@ -124,8 +200,7 @@ class Session:
                 frame = await self.transport.receive()
                 if frame is None:
                     break
-                for event in self.conn.receive(frame):
-                    await self._handle(event)
+                await self.feed(frame)
             running = [task for task, _ in self._handlers.values()]
             if running:
                 await asyncio.wait(running, timeout=drain_timeout)
@@ -144,13 +219,23 @@ class Session:
         if not self.negotiated.done():
             self.negotiated.cancel()  # awaited only by clients, which report ConnectionClosed
 
+    async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
+        """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
+        for event in self.conn.receive(frame, http):
+            await self._handle(event)
+
     async def _handle(self, event: c.Event) -> None:
         if isinstance(event, c.Send):
-            await self._send(event.data, event.batch)
+            self.last_status = event.status
+            await self._send(event.data, event.batch, event.related)
         elif isinstance(event, c.IncomingRequest):
-            scope = RequestScope(self, event.id, event.meta)
+            scope = RequestScope(self, event)
             task = asyncio.create_task(self._serve(event, scope))
             self._handlers[event.id] = (task, scope)
+        elif isinstance(event, c.Listen):
+            honoured, ack = self.conn.acknowledge(event)
+            self.listening[event.id] = honoured
+            await self._send(ack, related=event.id)
         elif isinstance(event, c.Answer):
             future = self._waiting.pop(event.id, None)
             if future is not None and not future.done():
@@ -164,6 +249,7 @@ class Session:
             if running is not None:
                 running[1].cancelled = True
                 running[0].cancel()
+            self.listening.pop(event.request_id, None)
         elif isinstance(event, c.Progress):
             callback = self._progress.get(event.token)
             if callback is not None:
@@ -189,28 +275,31 @@ class Session:
         task.add_done_callback(self._background.discard)
 
     async def _serve(self, event: c.IncomingRequest, scope: RequestScope) -> None:
+        version = event.peer.version if event.peer is not None else None
         try:
             if self.dispatch is None:
                 raise McpError(INTERNAL_ERROR, "no handlers")
             result = await self.dispatch(event, scope)
-            frame = self.conn.result(event.id, result, event.spec.name)
+            frame = self.conn.result(event.id, result, event.spec.name, version)
+        except InputRequired:
+            frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
                 return  # cancelled by the peer: no response is sent
             raise
         except McpError as exc:
-            frame = self.conn.error(event.id, exc)
+            frame = self.conn.error(event.id, exc, version)
         except Exception:
             log.exception("handler for %s failed", event.spec.name)
-            frame = self.conn.error(
-                event.id, McpError(INTERNAL_ERROR, "Internal error")
-            )
+            frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
         finally:
             self._handlers.pop(event.id, None)
         if not scope.cancelled:
-            await self._send(frame, event.batch)
+            await self._send(frame, event.batch, event.id)
 
-    async def _send(self, data: bytes, batch: int | None = None) -> None:
+    async def _send(
+        self, data: bytes, batch: int | None = None, related: RequestId | None = None
+    ) -> None:
         if batch is not None and batch in self._batches:
             expected, frames = self._batches[batch]
             frames.append(data)
@@ -221,7 +310,7 @@ class Session:
         if self._closed:
             return
         try:
-            await self.transport.send(data)
+            await self.transport.send(data, related)
         except (ConnectionError, OSError) as exc:
             log.debug("send failed: %s", exc)
 
@@ -233,6 +322,7 @@ class Session:
         params: Any = UNSET,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its (decoded) result; raises ``McpError`` on an error
         answer, ``TimeoutError`` (after cancelling it at the peer) when none comes in time.
@@ -247,7 +337,7 @@ class Session:
             token = f"p{request_id}"
             self._progress[token] = progress
             frame = self._with_progress_token(method, params, token, request_id)
-        await self._send(frame)
+        await self._send(frame, related=related)
         try:
             return await asyncio.wait_for(future, timeout or self.request_timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError):
@@ -274,8 +364,24 @@ class Session:
         plain["_meta"] = meta
         return jsonrpc.encode_request(request_id, method, plain)
 
-    async def notify(self, method: str, params: Any = UNSET) -> None:
-        await self._send(self.conn.notification(method, params))
+    async def notify(
+        self, method: str, params: Any = UNSET, related: RequestId | None = None
+    ) -> None:
+        await self._send(self.conn.notification(method, params), related=related)
+
+    async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """A change notification: to a legacy session directly, to each modern listen
+        stream whose filter asked for ``wanted`` (tagged with its subscription id)."""
+        if self.conn.version is not None and self.conn.state is c.State.READY:
+            await self.notify(method, params)
+        for subscription, honoured in list(self.listening.items()):
+            if not honoured.get(wanted):
+                continue
+            tagged = {
+                **params,
+                "_meta": {**params.get("_meta", {}), SUBSCRIPTION_ID: subscription},
+            }
+            await self.notify(method, tagged, related=subscription)
 
     async def close(self) -> None:
         await self.transport.close()

@@ -54,9 +54,7 @@ class _LineReader:
 class StdioServerTransport(_LineReader):
     """This process's stdin (requests in) and stdout (responses out)."""
 
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         super().__init__(reader)
         self.writer = writer
 
@@ -65,9 +63,7 @@ class StdioServerTransport(_LineReader):
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
         read_pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), read_pipe
-        )
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
         write_pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
         transport, protocol = await loop.connect_write_pipe(
             lambda: asyncio.streams.FlowControlMixin(loop), write_pipe
@@ -75,7 +71,7 @@ class StdioServerTransport(_LineReader):
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         return cls(reader, writer)
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes, related: object = None) -> None:
         self.writer.write(data + b"\n")
         await self.writer.drain()
 
@@ -87,9 +83,7 @@ class StdioServerTransport(_LineReader):
 class StdioProcess(_LineReader):
     """A spawned server process, talked to over its stdin/stdout."""
 
-    def __init__(
-        self, process: asyncio.subprocess.Process, terminate_after: float
-    ) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, terminate_after: float) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(process.stdout)
         self.process = process
@@ -118,7 +112,7 @@ class StdioProcess(_LineReader):
         )
         return cls(process, terminate_after)
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes, related: object = None) -> None:
         self.stdin.write(data + b"\n")
         await self.stdin.drain()
 
@@ -137,6 +131,4 @@ class StdioProcess(_LineReader):
                 await asyncio.wait_for(self.process.wait(), self.terminate_after)
                 return
             except asyncio.TimeoutError:
-                log.debug(
-                    "server did not exit after %s", signal_step or "closing stdin"
-                )
+                log.debug("server did not exit after %s", signal_step or "closing stdin")

@@ -71,9 +71,7 @@ async def embedded_resource(args: dict[str, Any], ctx: s.Context) -> t.CallToolR
     )
 
 
-async def multiple_content_types(
-    args: dict[str, Any], ctx: s.Context
-) -> t.CallToolResult:
+async def multiple_content_types(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
     return result(
         text("Multiple content types test:"),
         t.ImageContent(data=PNG_BASE64, mime_type="image/png"),
@@ -104,9 +102,7 @@ async def with_progress(args: dict[str, Any], ctx: s.Context) -> t.CallToolResul
 
 
 async def error_handling(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
-    return result(
-        text("This tool intentionally returns an error for testing"), is_error=True
-    )
+    return result(text("This tool intentionally returns an error for testing"), is_error=True)
 
 
 async def sampling(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
@@ -118,11 +114,7 @@ async def sampling(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
         )
     )
     content = answer.content
-    said = (
-        content.text
-        if isinstance(content, t.TextContent)
-        else t.encode(content).decode()
-    )
+    said = content.text if isinstance(content, t.TextContent) else t.encode(content).decode()
     return result(text(f"LLM response: {said}"))
 
 
@@ -147,15 +139,11 @@ async def elicitation(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
         )
     )
     return result(
-        text(
-            f"User response: action={answer.action}, content={json.dumps(answer.content or {})}"
-        )
+        text(f"User response: action={answer.action}, content={json.dumps(answer.content or {})}")
     )
 
 
-async def elicitation_defaults(
-    args: dict[str, Any], ctx: s.Context
-) -> t.CallToolResult:
+async def elicitation_defaults(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
     answer = await ctx.elicit(
         form(
             "Please review and update the form fields with defaults",
@@ -249,9 +237,7 @@ def tool(
     input_schema: t.ToolInputSchema | None = None,
 ) -> None:
     TOOLS[name] = (
-        t.Tool(
-            name=name, description=description, input_schema=input_schema or schema()
-        ),
+        t.Tool(name=name, description=description, input_schema=input_schema or schema()),
         fn,
     )
 
@@ -272,9 +258,7 @@ tool(
     "test_sampling",
     "Asks the client's LLM to answer a prompt",
     sampling,
-    schema(
-        {"prompt": {"type": "string", "description": "The prompt to send"}}, ["prompt"]
-    ),
+    schema({"prompt": {"type": "string", "description": "The prompt to send"}}, ["prompt"]),
 )
 tool(
     "test_elicitation",
@@ -346,11 +330,7 @@ PROMPTS = [
     t.Prompt(
         name="test_prompt_with_embedded_resource",
         description="A prompt that embeds a resource",
-        arguments=[
-            t.PromptArgument(
-                name="resourceUri", description="URI to embed", required=True
-            )
-        ],
+        arguments=[t.PromptArgument(name="resourceUri", description="URI to embed", required=True)],
     ),
     t.Prompt(name="test_prompt_with_image", description="A prompt with an image"),
 ]
@@ -399,17 +379,11 @@ class Everything(s.ServerHandlers):
                 text="This is the content of the static text resource.",
             )
         elif uri == "test://static-binary":
-            contents = t.BlobResourceContents(
-                uri=uri, mime_type="image/png", blob=PNG_BASE64
-            )
+            contents = t.BlobResourceContents(uri=uri, mime_type="image/png", blob=PNG_BASE64)
         elif uri.startswith("test://template/") and uri.endswith("/data"):
             item = uri[len("test://template/") : -len("/data")]
-            body = json.dumps(
-                {"id": item, "templateTest": True, "data": f"Data for ID: {item}"}
-            )
-            contents = t.TextResourceContents(
-                uri=uri, mime_type="application/json", text=body
-            )
+            body = json.dumps({"id": item, "templateTest": True, "data": f"Data for ID: {item}"})
+            contents = t.TextResourceContents(uri=uri, mime_type="application/json", text=body)
         else:
             raise resource_not_found(uri)
         return t.ReadResourceResult(contents=[contents], **CACHE)
@@ -436,11 +410,7 @@ class Everything(s.ServerHandlers):
         elif params.name == "test_prompt_with_embedded_resource":
             uri = args.get("resourceUri", "test://example-resource")
             messages = [
-                user(
-                    embedded(
-                        uri, "text/plain", "Embedded resource content for testing."
-                    )
-                ),
+                user(embedded(uri, "text/plain", "Embedded resource content for testing.")),
                 user(text("Please process the embedded resource above.")),
             ]
         elif params.name == "test_prompt_with_image":
@@ -452,9 +422,7 @@ class Everything(s.ServerHandlers):
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return t.GetPromptResult(messages=messages)
 
-    async def complete(
-        self, params: t.CompleteRequestParams, ctx: s.Context
-    ) -> t.CompleteResult:
+    async def complete(self, params: t.CompleteRequestParams, ctx: s.Context) -> t.CompleteResult:
         candidates: list[str] = []
         if (
             isinstance(params.ref, t.PromptReference)
@@ -463,9 +431,7 @@ class Everything(s.ServerHandlers):
             candidates = ["test-value-1", "test-value-2", "other-value"]
         values = [v for v in candidates if v.startswith(params.argument.value)]
         return t.CompleteResult(
-            completion=t.CompleteResultCompletion(
-                values=values, total=len(values), has_more=False
-            )
+            completion=t.CompleteResultCompletion(values=values, total=len(values), has_more=False)
         )
 
     # Legacy-only requests (the 2026 stubs lack them; older sessions still send them).

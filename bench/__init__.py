@@ -1,0 +1,15 @@
+"""Benchmarks of mcpgen against its peers, measured side by side in the same run.
+
+Run ``python -m bench`` for all of them, ``python -m bench --list`` to list them, and
+``python -m bench NAME [options]`` (``--help`` after the name) for one. Each benchmark prints
+a small table and one machine-readable line starting with ``BENCH `` (JSON).
+"""
+
+from __future__ import annotations
+
+BENCHMARKS: dict[str, str] = {
+    "import_time": "import cost of a generated types module vs the SDK's mcp_types / mcp.types",
+    "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI, plus mcpgen's phases",
+    "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
+}
+"""Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""

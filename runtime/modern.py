@@ -1,0 +1,232 @@
+"""Rules of the stateless 2026-07-28 era: per-request ``_meta``, HTTP header agreement,
+and the integrity-protected ``requestState`` of multi-round-trip requests."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .errors import HEADER_MISMATCH, INVALID_PARAMS, McpError
+
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+#: Requests that may be answered with ``input_required``.
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Methods whose ``Mcp-Name`` header mirrors a params field.
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+class RequestMeta(msgspec.Struct):
+    """The per-request ``_meta`` keys the runtime needs, read without the params' types."""
+
+    protocol_version: str | UnsetType = msgspec.field(default=UNSET, name=PROTOCOL_VERSION)
+    client_capabilities: dict[str, Any] | UnsetType = msgspec.field(
+        default=UNSET, name=CLIENT_CAPABILITIES
+    )
+    client_info: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name=CLIENT_INFO)
+    log_level: str | UnsetType = msgspec.field(default=UNSET, name=LOG_LEVEL)
+
+
+class _Probe(msgspec.Struct):
+    meta: RequestMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: Any = UNSET
+    inputResponses: Any = UNSET
+    requestState: Any = UNSET
+
+
+_probe = msgspec.json.Decoder(_Probe)
+
+
+def probe(params: msgspec.Raw | None) -> _Probe | None:
+    """The runtime-relevant parts of a request's params (``None`` if they do not parse)."""
+    try:
+        return _probe.decode(params or b"{}")
+    except msgspec.DecodeError:
+        return None
+
+
+def check_meta(p: _Probe) -> RequestMeta:
+    """The required per-request ``_meta`` keys are present (-32602 otherwise)."""
+    meta = p.meta
+    if meta is UNSET:
+        raise McpError(INVALID_PARAMS, "Invalid params: missing _meta", {"path": "$.params._meta"})
+    for key, value in (
+        (PROTOCOL_VERSION, meta.protocol_version),
+        (CLIENT_CAPABILITIES, meta.client_capabilities),
+    ):
+        if value is UNSET:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: _meta lacks {key}",
+                {"path": f"$.params._meta.{key}"},
+            )
+    return meta
+
+
+# -- HTTP headers -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpHeaders:
+    """The MCP request headers of one HTTP request (names lower-cased)."""
+
+    protocol_version: str | None = None
+    method: str | None = None
+    name: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str]) -> HttpHeaders:
+        params = {
+            k[len("mcp-param-") :]: v for k, v in headers.items() if k.startswith("mcp-param-")
+        }
+        return cls(
+            headers.get("mcp-protocol-version"),
+            headers.get("mcp-method"),
+            headers.get("mcp-name"),
+            params,
+        )
+
+
+def decode_header_value(value: str) -> str:
+    """Undo the ``=?base64?…?=`` sentinel form (values are otherwise literal)."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        body = value[len("=?base64?") : -2]
+        try:
+            return base64.b64decode(body, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError) as exc:
+            raise McpError(
+                HEADER_MISMATCH, f"Header mismatch: invalid base64 header value ({exc})"
+            ) from None
+    return value
+
+
+def encode_header_value(value: str | int | bool) -> str:
+    """A header value in the form the spec prescribes (base64 sentinel when not plain ASCII)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    plain = all(0x20 <= ord(ch) < 0x7F for ch in text) and text == text.strip()
+    if plain and not (text.startswith("=?base64?") and text.endswith("?=")):
+        return text
+    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+
+
+def check_headers(headers: HttpHeaders, method: str, meta: RequestMeta, p: _Probe) -> None:
+    """Headers must agree with the body (-32020 otherwise); checked after ``check_meta``."""
+    if headers.protocol_version is None:
+        raise McpError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
+    if headers.protocol_version != meta.protocol_version:
+        raise McpError(
+            HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version {headers.protocol_version!r} but _meta says "
+            f"{meta.protocol_version!r}",
+        )
+    if headers.method != method:
+        raise McpError(
+            HEADER_MISMATCH,
+            f"Header mismatch: Mcp-Method {headers.method!r} but the body says {method!r}",
+        )
+    field_name = NAME_FIELDS.get(method)
+    if field_name is not None:
+        expected = getattr(p, field_name)
+        if headers.name is None or decode_header_value(headers.name.strip()) != expected:
+            raise McpError(
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Name must equal params.{field_name}",
+            )
+
+
+# -- requestState -------------------------------------------------------------------------
+
+
+class StateError(McpError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"Invalid params: requestState rejected ({reason})",
+            {"path": "$.params.requestState"},
+        )
+
+
+@dataclass
+class StateSigner:
+    """Signs and verifies ``requestState``: HMAC-SHA256 over a payload that binds the
+    collected answers to the method, a digest of the request's own params, and an expiry.
+
+    Servers behind several workers share ``key`` by configuration.
+    """
+
+    key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    ttl_seconds: float = 600.0
+
+    def sign(self, method: str, digest: str, answers: Mapping[str, Any]) -> str:
+        payload = json.dumps(
+            {
+                "m": method,
+                "d": digest,
+                "x": int(time.time() + self.ttl_seconds),
+                "a": answers,
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+        ).encode()
+        mac = hmac.new(self.key, payload, hashlib.sha256).digest()
+        return _b64(payload) + "." + _b64(mac)
+
+    def verify(self, state: str, method: str, digest: str) -> dict[str, Any]:
+        """The answers carried by ``state``; raises ``StateError`` on any tampering."""
+        try:
+            payload_part, mac_part = state.split(".")
+            payload, mac = _unb64(payload_part), _unb64(mac_part)
+        except (ValueError, binascii.Error):
+            raise StateError("malformed") from None
+        if not hmac.compare_digest(mac, hmac.new(self.key, payload, hashlib.sha256).digest()):
+            raise StateError("bad signature")
+        data = json.loads(payload)
+        if data.get("m") != method or data.get("d") != digest:
+            raise StateError("issued for another request")
+        if data.get("x", 0) < time.time():
+            raise StateError("expired")
+        answers = data.get("a")
+        return answers if isinstance(answers, dict) else {}
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def params_digest(params: msgspec.Raw | None) -> str:
+    """A digest of the params that identify a request, leaving out what changes between
+    rounds (``_meta``, ``inputResponses``, ``requestState``)."""
+    plain = msgspec.json.decode(params or b"{}")
+    if isinstance(plain, dict):
+        for volatile in ("_meta", "inputResponses", "requestState"):
+            plain.pop(volatile, None)
+    return hashlib.sha256(msgspec.json.encode(plain, order="sorted")).hexdigest()[:32]
+
+
+class InputRequired(Exception):
+    """Raised inside a modern-era handler that needs input the client has not given yet."""
