@@ -13,6 +13,8 @@ and ``--check`` can name exactly the files that would change.
 
 from __future__ import annotations
 
+import ast
+import functools
 import keyword
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -28,6 +30,7 @@ TEMPLATES_DIR = PACKAGE_DIR / "templates"
 SUPPORT_FILE = TEMPLATES_DIR / "package" / "_support.py"
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
@@ -60,24 +63,90 @@ def format_python(source: str) -> str:
     return black.format_str(source, mode=mode)
 
 
+def _format_batch(sources: list[str]) -> list[str]:
+    return [format_python(s) for s in sources]
+
+
 @dataclass(frozen=True)
 class OutputFile:
     path: Path
     content: str
 
 
-def format_all(sources: dict[Path, str], jobs: int) -> dict[Path, str]:
-    """Format sources, in parallel processes when several large files are pending.
+_DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
-    Identical sources (e.g. ``draft`` while it equals the newest release) format once.
+
+@dataclass(frozen=True)
+class _Statement:
+    blank_before: int  # blank lines in the source before it
+    text: str
+    is_def: bool
+    has_def: bool
+
+
+def _statements(source: str) -> list[_Statement] | None:
+    """Top-level statements of a module, or None if comments sit between them."""
+    lines = source.splitlines(keepends=True)
+    out, previous = [], 0
+    for node in ast.parse(source).body:
+        decorators = getattr(node, "decorator_list", None)
+        start = (decorators[0].lineno if decorators else node.lineno) - 1
+        end = node.end_lineno or node.lineno
+        gap = lines[previous:start]
+        if any(line.strip() for line in gap):
+            return None
+        has_def = any(isinstance(n, _DEFS) for n in ast.walk(node))
+        out.append(
+            _Statement(len(gap), "".join(lines[start:end]), isinstance(node, _DEFS), has_def)
+        )
+        previous = end
+    return out
+
+
+def _join(statements: list[_Statement], formatted: dict[str, str]) -> str:
+    """Reassemble formatted statements with the blank lines black puts between them: two
+    around definitions (and after a block that contains one), else the source's, at most two."""
+    parts = []
+    for i, st in enumerate(statements):
+        if i:
+            blank = 2 if st.is_def or statements[i - 1].has_def else min(st.blank_before, 2)
+            parts.append("\n" * blank)
+        parts.append(formatted[st.text])
+    return "".join(parts)
+
+
+def format_all(sources: dict[Path, str], jobs: int) -> dict[Path, str]:
+    """Format every module with black, one top-level statement at a time.
+
+    Black's output for a module is the concatenation of its statements formatted alone,
+    joined by its blank-line rules (a test holds this against black on whole files), so
+    each distinct statement is formatted once — across files and versions, which share
+    most definitions — and the work splits evenly over ``jobs`` processes.
     """
-    unique = sorted(set(sources.values()), key=len, reverse=True)
-    if jobs > 1 and len(unique) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(unique))) as pool:
-            formatted = dict(zip(unique, pool.map(format_python, unique)))
+    import black  # noqa: F401 - imported before forking, so workers start warm
+
+    split = {path: _statements(src) for path, src in sources.items()}
+    unique: dict[str, None] = {}
+    for path, statements in split.items():
+        for text in [st.text for st in statements] if statements is not None else [sources[path]]:
+            unique.setdefault(text, None)
+    texts = sorted(unique, key=len, reverse=True)
+    if jobs > 1 and len(texts) > 1:
+        batches: list[list[str]] = [[] for _ in range(jobs)]
+        sizes = [0] * jobs
+        for text in texts:  # largest first onto the lightest batch
+            i = sizes.index(min(sizes))
+            batches[i].append(text)
+            sizes[i] += len(text)
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_format_batch, batches))
+        formatted = {t: f for batch, out in zip(batches, results) for t, f in zip(batch, out)}
     else:
-        formatted = {src: format_python(src) for src in unique}
-    return {path: formatted[src] for path, src in sources.items()}
+        formatted = {t: format_python(t) for t in texts}
+    return {
+        path: _join(statements, formatted) if statements is not None else formatted[sources[path]]
+        for path, statements in split.items()
+    }
 
 
 def write_files(files: Iterable[OutputFile], check: bool) -> list[Path]:

@@ -179,3 +179,17 @@ def test_vendored_package_needs_only_msgspec(tmp_path: Path, fetched: Path) -> N
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "msgspec"
+
+
+def test_statement_wise_formatting_equals_black_on_whole_files(
+    generated: dict[str, ModuleType],
+) -> None:
+    """Generation formats each distinct top-level statement once and joins them; the
+    result must be exactly what black makes of the whole file."""
+    from mcpgen.generator.emit import format_python
+
+    for version in ("2024-11-05", "2026-07-28"):
+        folder = Path(generated[version].__file__).parent
+        for module in ("types.py", "methods.py", "server.py", "client.py"):
+            text = (folder / module).read_text()
+            assert format_python(text) == text, f"{version}/{module}"
