@@ -81,6 +81,8 @@ class Send:
     related: RequestId | None = None
     #: HTTP status the transport should use when this frame answers a modern request.
     status: int | None = None
+    #: The frame answers a request (or the frame that came in): nothing follows it.
+    final: bool = True
 
 
 @dataclass(frozen=True)
@@ -363,7 +365,7 @@ class Connection:
         """A server takes a request down the stateless path when it is not in a legacy
         session and the request says it is modern (``_meta`` or header version that is
         not a handshake version, or a method only modern versions have)."""
-        if self.role != "server" or self.version is not None or m.method == "initialize":
+        if self.role != "server" or self.version is not None:
             return False
         if not self.versions.of_era("modern"):
             return False
@@ -372,6 +374,8 @@ class Connection:
             return http.protocol_version not in legacy
         if m.params is not None and modern.PROTOCOL_VERSION.encode() in bytes(m.params):
             return True
+        if m.method == "initialize":
+            return False
         return not any(self.versions[v].spec("client", m.method) for v in legacy)
 
     def _modern_request(
@@ -509,7 +513,7 @@ class Connection:
 
     def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
         if m.method == "ping":
-            return [Send(jsonrpc.encode_result(m.id, {}), batch)]
+            return [Send(jsonrpc.encode_result(m.id, {}), batch, m.id)]
         if self.role == "server" and m.method == "initialize":
             return self._initialize(m)
         version = self.version
@@ -524,7 +528,7 @@ class Connection:
                 f"Method not found: {m.method} (capability not offered)",
             )
         if m.method == "logging/setLevel":
-            return [Send(self._set_level(m), batch)]
+            return [Send(self._set_level(m), batch, m.id)]
         local = self.local.types_of(self.peer, m.method) or spec
         params = self._incoming(m.params, spec, local, version)
         meta = getattr(params, "meta", UNSET)
@@ -643,7 +647,7 @@ class Connection:
             serverInfo=self.info_for(self.version),
             instructions=self.instructions if self.instructions is not None else UNSET,
         )
-        return [Send(jsonrpc.encode_result(m.id, result)), Negotiated(chosen)]
+        return [Send(jsonrpc.encode_result(m.id, result), None, m.id), Negotiated(chosen)]
 
     def _on_notification(self, m: jsonrpc.Notification) -> list[Event]:
         try:
@@ -729,7 +733,7 @@ class Connection:
         self.state = State.READY
         return [
             Answer(m.id, result),
-            Send(jsonrpc.encode_notification("notifications/initialized")),
+            Send(jsonrpc.encode_notification("notifications/initialized"), final=False),
             Negotiated(version),
         ]
 

@@ -17,7 +17,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .errors import HEADER_MISMATCH, INVALID_PARAMS, McpError
+from .errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -226,6 +233,18 @@ def params_digest(params: msgspec.Raw | None) -> str:
         for volatile in ("_meta", "inputResponses", "requestState"):
             plain.pop(volatile, None)
     return hashlib.sha256(msgspec.json.encode(plain, order="sorted")).hexdigest()[:32]
+
+
+def http_status(code: int, protocol: bool = False) -> int | None:
+    """The HTTP status a modern error answer takes (None: 200). ``protocol`` marks errors
+    the runtime found in the request itself, where invalid params mean a bad request."""
+    if code == METHOD_NOT_FOUND:
+        return 404
+    if code in (HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    if protocol and code == INVALID_PARAMS:
+        return 400
+    return None
 
 
 class InputRequired(Exception):

@@ -10,6 +10,14 @@ from .errors import METHOD_NOT_FOUND, McpError
 from .negotiation import VersionInfo, Versions
 from .session import RequestScope, Session, Transport
 
+#: What changed → the notification announcing it and the listen filter that asks for it.
+CHANGES = {
+    "tools": ("notifications/tools/list_changed", "toolsListChanged"),
+    "prompts": ("notifications/prompts/list_changed", "promptsListChanged"),
+    "resources": ("notifications/resources/list_changed", "resourcesListChanged"),
+    "resource": ("notifications/resources/updated", "resourceSubscriptions"),
+}
+
 
 def _generated_base(handlers: object) -> type:
     """The generated ``ServerHandlers``/``ClientHandlers`` class ``handlers`` derives from."""
@@ -101,6 +109,8 @@ class Server:
                 caps[kind]["listChanged"] = True
         self.capabilities = caps
         self.sessions: set[Session] = set()
+        #: HTTP apps serving this server (they hold their own sessions and listen streams).
+        self.apps: list[Any] = []
 
     def connection(self) -> c.Connection:
         return c.Connection(
@@ -134,16 +144,29 @@ class Server:
             self.sessions.discard(session)
             await transport.close()
 
-    async def notify_all(self, method: str, params: Any = None) -> None:
-        """Send a notification (e.g. ``notifications/tools/list_changed``) to every session."""
+    async def notify_changed(self, what: str, uri: str | None = None) -> None:
+        """Announce that a list (``"tools"``, ``"prompts"``, ``"resources"``) or, with
+        ``what="resource"``, one resource changed: to legacy sessions, and to every modern
+        listen stream whose filter asked for it."""
+        method, wanted = CHANGES[what]
+        params: dict[str, Any] = {"uri": uri} if uri is not None else {}
         for session in list(self.sessions):
-            if session.conn.state is c.State.READY:
-                await session.notify(method, params if params is not None else {})
+            await session.publish(method, params, wanted)
+        for app in self.apps:
+            await app.publish(method, params, wanted)
 
     async def serve_stdio(self) -> None:
         from .stdio import StdioServerTransport
 
         await self.serve(await StdioServerTransport.open())
+
+    def http_app(self, **options: Any) -> Any:
+        """An ASGI app serving this server over Streamable HTTP (see ``runtime.http``)."""
+        from .http import McpHttpApp
+
+        app = McpHttpApp(self, **options)
+        self.apps.append(app)
+        return app
 
     def run_stdio(self) -> None:
         """Serve over this process's stdin/stdout until stdin closes."""

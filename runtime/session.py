@@ -23,7 +23,7 @@ from .errors import (
     McpError,
 )
 from .jsonrpc import RequestId
-from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired
+from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 from .negotiation import has_capability
 
 log = logging.getLogger("mcpgen.runtime")
@@ -36,7 +36,13 @@ ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[Non
 
 class Transport(Protocol):
     async def receive(self) -> bytes | None: ...
-    async def send(self, data: bytes, related: RequestId | None = None) -> None: ...
+    async def send(
+        self,
+        data: bytes,
+        related: RequestId | None = None,
+        final: bool = False,
+        status: int | None = None,
+    ) -> None: ...
     async def close(self) -> None: ...
 
 
@@ -188,8 +194,6 @@ class Session:
         #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
         self.listening: dict[RequestId, Mapping[str, Any]] = {}
         self._closed = False
-        #: HTTP status hint of the last protocol error frame (modern requests over HTTP).
-        self.last_status: int | None = None
 
     # -- the read loop ------------------------------------------------------------------
 
@@ -226,8 +230,7 @@ class Session:
 
     async def _handle(self, event: c.Event) -> None:
         if isinstance(event, c.Send):
-            self.last_status = event.status
-            await self._send(event.data, event.batch, event.related)
+            await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, c.IncomingRequest):
             scope = RequestScope(self, event)
             task = asyncio.create_task(self._serve(event, scope))
@@ -276,6 +279,7 @@ class Session:
 
     async def _serve(self, event: c.IncomingRequest, scope: RequestScope) -> None:
         version = event.peer.version if event.peer is not None else None
+        status = None
         try:
             if self.dispatch is None:
                 raise McpError(INTERNAL_ERROR, "no handlers")
@@ -289,17 +293,26 @@ class Session:
             raise
         except McpError as exc:
             frame = self.conn.error(event.id, exc, version)
+            status = http_status(exc.code) if version is not None else None
         except Exception:
             log.exception("handler for %s failed", event.spec.name)
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
         finally:
             self._handlers.pop(event.id, None)
         if not scope.cancelled:
-            await self._send(frame, event.batch, event.id)
+            await self._send(frame, event.batch, event.id, final=True, status=status)
 
     async def _send(
-        self, data: bytes, batch: int | None = None, related: RequestId | None = None
+        self,
+        data: bytes,
+        batch: int | None = None,
+        related: RequestId | None = None,
+        final: bool = False,
+        status: int | None = None,
     ) -> None:
+        """Write a frame; ``related`` names the request it belongs to and ``final`` says it
+        answers that request (HTTP routes by both; ``status`` is an HTTP status hint).
+        Batch replies go out as one array."""
         if batch is not None and batch in self._batches:
             expected, frames = self._batches[batch]
             frames.append(data)
@@ -310,7 +323,7 @@ class Session:
         if self._closed:
             return
         try:
-            await self.transport.send(data, related)
+            await self.transport.send(data, related, final, status)
         except (ConnectionError, OSError) as exc:
             log.debug("send failed: %s", exc)
 
@@ -375,7 +388,8 @@ class Session:
         if self.conn.version is not None and self.conn.state is c.State.READY:
             await self.notify(method, params)
         for subscription, honoured in list(self.listening.items()):
-            if not honoured.get(wanted):
+            want = honoured.get(wanted)
+            if not want or (isinstance(want, list) and params.get("uri") not in want):
                 continue
             tagged = {
                 **params,

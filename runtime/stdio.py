@@ -71,7 +71,9 @@ class StdioServerTransport(_LineReader):
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         return cls(reader, writer)
 
-    async def send(self, data: bytes, related: object = None) -> None:
+    async def send(
+        self, data: bytes, related: object = None, final: bool = False, status: object = None
+    ) -> None:
         self.writer.write(data + b"\n")
         await self.writer.drain()
 
@@ -112,7 +114,9 @@ class StdioProcess(_LineReader):
         )
         return cls(process, terminate_after)
 
-    async def send(self, data: bytes, related: object = None) -> None:
+    async def send(
+        self, data: bytes, related: object = None, final: bool = False, status: object = None
+    ) -> None:
         self.stdin.write(data + b"\n")
         await self.stdin.drain()
 

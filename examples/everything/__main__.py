@@ -8,17 +8,19 @@ import sys
 
 from mcpgen.runtime import Server
 
+from . import server as fixtures
 from .server import Everything
 
 
 def build_server() -> Server:
-    return Server(
+    fixtures.SERVER = server = Server(
         Everything(),
         name="mcpgen-everything",
         version="0.1.0",
         instructions="Conformance fixtures for mcpgen.",
         list_changed=("tools", "prompts", "resources"),
     )
+    return server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -33,7 +35,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.transport == "stdio":
         server.run_stdio()
     else:
-        parser.error("the HTTP transport is not available yet")
+        from mcpgen.runtime.http import serve
+
+        serve(server, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,105 @@ async def json_schema_tool(args: dict[str, Any], ctx: s.Context) -> t.CallToolRe
     return result(text(f"Received: {json.dumps(args, sort_keys=True)}"))
 
 
+# -- 2026-07-28 diagnostics and multi-round-trip fixtures ------------------------------------
+
+
+async def missing_capability(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    ctx.require_capability("sampling")
+    return result(text("The client declared sampling."))
+
+
+async def streaming_elicitation(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    answer = await ctx.elicit(form("Continue?", {"ok": {"type": "boolean"}}, ["ok"]), key="confirm")
+    return result(text(f"Streaming elicitation answered: {answer.action}"))
+
+
+async def logging_tool(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    await ctx.log("info", "Logging tool ran")
+    return result(text("Logged (only if the request asked for a log level)."))
+
+
+async def trigger_tool_change(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    await SERVER.notify_changed("tools")
+    return result(text("Announced a tool list change."))
+
+
+async def trigger_prompt_change(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    await SERVER.notify_changed("prompts")
+    return result(text("Announced a prompt list change."))
+
+
+def ask_name(message: str = "What is your name?") -> t.ElicitRequestFormParams:
+    return form(message, {"name": {"type": "string"}}, ["name"])
+
+
+def content_of(answer: t.ElicitResult, key: str) -> Any:
+    return (answer.content or {}).get(key) if answer.action == "accept" else None
+
+
+async def mrtr_elicitation(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    answer = await ctx.elicit(ask_name(), key="user_name")
+    return result(text(f"Hello, {content_of(answer, 'name')}!"))
+
+
+def ask_llm(prompt: str, max_tokens: int) -> t.CreateMessageRequestParams:
+    return t.CreateMessageRequestParams(
+        messages=[t.SamplingMessage(role="user", content=text(prompt))], max_tokens=max_tokens
+    )
+
+
+def said(answer: t.CreateMessageResult) -> str:
+    content = answer.content
+    return content.text if isinstance(content, t.TextContent) else t.encode(content).decode()
+
+
+async def mrtr_sampling(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    answer = await ctx.create_message(
+        ask_llm("What is the capital of France?", 100), key="capital_question"
+    )
+    return result(text(f"The model said: {said(answer)}"))
+
+
+async def mrtr_list_roots(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    roots = await ctx.list_roots(key="client_roots")
+    return result(text("Roots: " + ", ".join(r.uri for r in roots.roots)))
+
+
+async def mrtr_request_state(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    answer = await ctx.elicit(form("Confirm?", {"ok": {"type": "boolean"}}, ["ok"]), key="confirm")
+    return result(text(f"state-ok: confirmed={content_of(answer, 'ok')}"))
+
+
+async def mrtr_multiple_inputs(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    name, greeting, roots = await asyncio.gather(
+        ctx.elicit(ask_name(), key="user_name"),
+        ctx.create_message(ask_llm("Generate a greeting", 50), key="greeting"),
+        ctx.list_roots(key="client_roots"),
+    )
+    roots_text = ", ".join(r.uri for r in roots.roots)
+    return result(text(f"{said(greeting)} {content_of(name, 'name')} (roots: {roots_text})"))
+
+
+async def mrtr_multi_round(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    name = await ctx.elicit(ask_name("Step 1: What is your name?"), key="step1")
+    color = await ctx.elicit(
+        form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"]),
+        key="step2",
+    )
+    return result(text(f"{content_of(name, 'name')} likes {content_of(color, 'color')}"))
+
+
+async def mrtr_capabilities(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    caps = ctx.client_capabilities
+    if caps.elicitation is not t.UNSET:
+        answer = await ctx.elicit(ask_name(), key="user_name")
+        return result(text(f"Elicited: {content_of(answer, 'name')}"))
+    if caps.sampling is not t.UNSET:
+        answer = await ctx.create_message(ask_llm("Say hello", 20), key="hello")
+        return result(text(f"Sampled: {said(answer)}"))
+    return result(text("The client can answer no input request."), is_error=True)
+
+
 TOOLS: dict[str, tuple[t.Tool, ToolFn]] = {}
 
 
@@ -287,6 +386,30 @@ tool(
 )
 
 
+tool("test_missing_capability", "Needs the client's sampling capability", missing_capability)
+tool("test_streaming_elicitation", "Asks the user for input while it runs", streaming_elicitation)
+tool("test_logging_tool", "Logs at info level", logging_tool)
+tool("test_trigger_tool_change", "Announces that the tool list changed", trigger_tool_change)
+tool("test_trigger_prompt_change", "Announces that the prompt list changed", trigger_prompt_change)
+tool("test_input_required_result_elicitation", "Asks the user's name", mrtr_elicitation)
+tool("test_input_required_result_sampling", "Asks the client's LLM a question", mrtr_sampling)
+tool("test_input_required_result_list_roots", "Asks for the client's roots", mrtr_list_roots)
+tool("test_input_required_result_request_state", "Asks a confirmation", mrtr_request_state)
+tool(
+    "test_input_required_result_multiple_inputs", "Asks three inputs at once", mrtr_multiple_inputs
+)
+tool("test_input_required_result_multi_round", "Asks in two rounds", mrtr_multi_round)
+tool("test_input_required_result_tampered_state", "Asks a confirmation", mrtr_request_state)
+tool(
+    "test_input_required_result_capabilities",
+    "Asks only what the client can answer",
+    mrtr_capabilities,
+)
+
+#: Set by ``build_server`` so the trigger tools can announce changes.
+SERVER: Any = None
+
+
 # -- resources and prompts --------------------------------------------------------------
 
 RESOURCES = [
@@ -333,6 +456,9 @@ PROMPTS = [
         arguments=[t.PromptArgument(name="resourceUri", description="URI to embed", required=True)],
     ),
     t.Prompt(name="test_prompt_with_image", description="A prompt with an image"),
+    t.Prompt(
+        name="test_input_required_result_prompt", description="A prompt that asks for context first"
+    ),
 ]
 
 
@@ -413,6 +539,12 @@ class Everything(s.ServerHandlers):
                 user(embedded(uri, "text/plain", "Embedded resource content for testing.")),
                 user(text("Please process the embedded resource above.")),
             ]
+        elif params.name == "test_input_required_result_prompt":
+            answer = await ctx.elicit(
+                form("Which context?", {"context": {"type": "string"}}, ["context"]),
+                key="user_context",
+            )
+            messages = [user(text(f"Context: {content_of(answer, 'context')}"))]
         elif params.name == "test_prompt_with_image":
             messages = [
                 user(t.ImageContent(data=PNG_BASE64, mime_type="image/png")),

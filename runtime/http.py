@@ -1,0 +1,562 @@
+"""Streamable HTTP server transport: a plain ASGI app for the MCP endpoint.
+
+One endpoint serves both eras. A POST that carries ``Mcp-Session-Id`` belongs to a legacy
+session (created by ``initialize``); any other POST is a stateless modern request, handled
+by a short-lived session of its own. Each request's answer goes back as JSON, or as an SSE
+stream as soon as the handler sends anything before its result (progress, logs, a request
+to the client). Legacy SSE streams keep their events so a client can resume them with
+``GET`` and ``Last-Event-ID``.
+
+Safe by default: ``Host`` and ``Origin`` must name this machine (DNS-rebinding defence),
+bodies are size-limited, and every rejection is a 4xx with a JSON-RPC error body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import jsonrpc
+from .connection import Connection
+from .errors import INVALID_REQUEST
+from .jsonrpc import RequestId
+from .modern import HttpHeaders
+from .server import Server
+from .session import Session
+
+log = logging.getLogger("mcpgen.runtime.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+MAX_BODY = 4 * 1024 * 1024
+#: Events a legacy session keeps per stream for resumption.
+EVENT_LOG_SIZE = 256
+
+
+def _host_of(value: str) -> str:
+    """``example.com:8080`` → ``example.com``; ``[::1]:80`` → ``[::1]``."""
+    if value.startswith("["):
+        return value.split("]", 1)[0] + "]"
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
+    return jsonrpc.encode_error(request_id, code, message)
+
+
+# -- one HTTP response that carries frames -------------------------------------------------
+
+
+@dataclass
+class Stream:
+    """Where the frames of one POST (or of a legacy GET) go, with a log for resumption."""
+
+    name: str
+    queue: asyncio.Queue[tuple[bytes, bool, int | None]] = field(default_factory=asyncio.Queue)
+    log: deque[tuple[str, bytes]] = field(default_factory=lambda: deque(maxlen=EVENT_LOG_SIZE))
+    counter: int = 0
+    done: bool = False
+
+    def put(self, data: bytes, final: bool, status: int | None = None) -> None:
+        self.queue.put_nowait((data, final, status))
+
+    def record(self, data: bytes) -> str:
+        self.counter += 1
+        event_id = f"{self.name}.{self.counter}"
+        self.log.append((event_id, data))
+        return event_id
+
+
+class Router:
+    """A session's transport: routes each outgoing frame to the stream of the request it
+    belongs to, and everything else to the session's GET stream (if one is open)."""
+
+    def __init__(self) -> None:
+        self.by_request: dict[RequestId, Stream] = {}
+        self.standalone: Stream | None = None
+        #: The POST being fed right now: answers to input that had no readable id go there.
+        self.feeding: Stream | None = None
+
+    async def receive(self) -> bytes | None:  # frames are pushed by the app, never pulled
+        return None
+
+    async def send(
+        self,
+        data: bytes,
+        related: RequestId | None = None,
+        final: bool = False,
+        status: int | None = None,
+    ) -> None:
+        stream = self.by_request.get(related) if related is not None else None
+        if stream is None and related is None and final:
+            stream = self.feeding
+        if stream is None:
+            stream = self.standalone
+        if stream is None:
+            log.debug("dropping a frame no stream is open for")
+            return
+        stream.put(data, final, status)
+
+    async def close(self) -> None:
+        for stream in list(self.by_request.values()):
+            stream.put(b"", True)
+
+
+@dataclass
+class LegacySession:
+    session: Session
+    router: Router
+    streams: dict[str, Stream] = field(default_factory=dict)
+    next_stream: int = 0
+
+    def new_stream(self) -> Stream:
+        self.next_stream += 1
+        stream = Stream(f"s{self.next_stream}")
+        self.streams[stream.name] = stream
+        return stream
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+class McpHttpApp:
+    """ASGI app serving ``server`` at ``path`` (default ``/mcp``).
+
+    ``allowed_hosts``/``allowed_origins`` extend the local names accepted in ``Host`` and
+    ``Origin``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams announce.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_body: int = MAX_BODY,
+        sse_retry_ms: int = 1000,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.allowed_hosts = LOCAL_HOSTS | {h.lower() for h in allowed_hosts}
+        self.allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
+        self.max_body = max_body
+        self.sse_retry_ms = sse_retry_ms
+        self.sessions: dict[str, LegacySession] = {}
+        #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
+        self.stateless: Connection = server.connection()
+        self.listeners: set[Session] = set()
+
+    # -- ASGI entry -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        path = scope["path"].rstrip("/") or "/"
+        if path != self.path:
+            await _respond(send, 404, _error_body(INVALID_REQUEST, f"Not found: {scope['path']}"))
+            return
+        rejection = self._check_origin(headers)
+        if rejection is not None:
+            await _respond(send, 403, _error_body(INVALID_REQUEST, rejection))
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, receive, send)
+        elif method == "GET":
+            await self._get(headers, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, send)
+        else:
+            await _respond(
+                send, 405, _error_body(INVALID_REQUEST, f"Method {method} not allowed"), allow=True
+            )
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _check_origin(self, headers: dict[str, str]) -> str | None:
+        host = headers.get("host", "")
+        if _host_of(host.lower()) not in self.allowed_hosts:
+            return f"Forbidden: host {host!r} is not allowed"
+        origin = headers.get("origin")
+        if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
+            name = origin.lower().split("://", 1)[-1]
+            if _host_of(name.split("/", 1)[0]) not in self.allowed_hosts:
+                return f"Forbidden: origin {origin!r} is not allowed"
+        return None
+
+    # -- POST -------------------------------------------------------------------------------
+
+    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            await _respond(
+                send,
+                415,
+                _error_body(INVALID_REQUEST, "Unsupported Media Type: use application/json"),
+            )
+            return
+        accept = headers.get("accept", "")
+        if not (
+            "*/*" in accept or ("application/json" in accept and "text/event-stream" in accept)
+        ):
+            await _respond(
+                send,
+                406,
+                _error_body(
+                    INVALID_REQUEST,
+                    "Not Acceptable: Accept must list application/json and text/event-stream",
+                ),
+            )
+            return
+        body = await _read_body(receive, self.max_body)
+        if body is None:
+            await _respond(
+                send,
+                413,
+                _error_body(INVALID_REQUEST, f"Payload Too Large: limit {self.max_body} bytes"),
+            )
+            return
+        messages, _ = jsonrpc.parse(body)
+        requests = [m.id for m in messages if isinstance(m, jsonrpc.Request)]
+        session_id = headers.get("mcp-session-id")
+        if session_id is not None:
+            legacy = self.sessions.get(session_id)
+            if legacy is None:
+                await _respond(
+                    send,
+                    404,
+                    _error_body(
+                        INVALID_REQUEST, "Session not found", requests[0] if requests else None
+                    ),
+                )
+                return
+            await self._exchange(
+                legacy.session, legacy.router, body, requests, None, receive, send, legacy
+            )
+            return
+        version = headers.get("mcp-protocol-version")
+        legacy_versions = self.server.versions.of_era("legacy")
+        if (version is None or version in legacy_versions) and any(
+            isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages
+        ):
+            await self._initialize(body, requests, receive, send)
+            return
+        router = Router()
+        session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
+        await self._exchange(
+            session, router, body, requests, HttpHeaders.of(headers), receive, send, None
+        )
+
+    async def _initialize(
+        self, body: bytes, requests: list[RequestId], receive: Receive, send: Send
+    ) -> None:
+        router = Router()
+        session = Session(
+            self.server.connection(), router, self.server.dispatch, self.server.on_notification
+        )
+        session_id = secrets.token_urlsafe(24)
+        legacy = LegacySession(session, router)
+        extra = {"mcp-session-id": session_id}
+        await self._exchange(session, router, body, requests, None, receive, send, legacy, extra)
+        if session.conn.version is not None:
+            self.sessions[session_id] = legacy
+
+    async def _exchange(
+        self,
+        session: Session,
+        router: Router,
+        body: bytes,
+        requests: list[RequestId],
+        http: HttpHeaders | None,
+        receive: Receive,
+        send: Send,
+        legacy: LegacySession | None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        """Feed one POST body to ``session`` and write what it answers."""
+        stream = legacy.new_stream() if legacy is not None else Stream("r")
+        expected = set(requests)
+        if not expected:
+            stream = Stream("n")  # notifications and responses: answered with 202 unless refused
+        for request_id in expected:
+            router.by_request[request_id] = stream
+        try:
+            router.feeding = stream
+            try:
+                await session.feed(body, http)
+            finally:
+                router.feeding = None
+            if not expected:
+                await self._accepted_or_refused(stream, send, extra_headers)
+                return
+            listening = [i for i in expected if i in session.listening]
+            if listening:
+                self.listeners.add(session)
+            await self._write(
+                stream, send, receive, session, expected, legacy, extra_headers, bool(listening)
+            )
+        finally:
+            for request_id in expected:
+                router.by_request.pop(request_id, None)
+            self.listeners.discard(session)
+
+    async def _accepted_or_refused(
+        self, stream: Stream, send: Send, extra: dict[str, str] | None
+    ) -> None:
+        if stream.queue.empty():
+            await _respond(send, 202, b"", extra=extra)
+            return
+        data, _, status = stream.queue.get_nowait()
+        await _respond(send, status or 400, data, extra=extra)
+
+    async def _write(
+        self,
+        stream: Stream,
+        send: Send,
+        receive: Receive,
+        session: Session,
+        expected: set[RequestId],
+        legacy: LegacySession | None,
+        extra: dict[str, str] | None,
+        keep_open: bool,
+    ) -> None:
+        """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
+        once every request of the POST is answered (or, for a listen, when the client goes)."""
+        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            first = await _next(stream, disconnect)
+            if first is None:
+                self._cancel(session, expected)
+                return
+            data, final, status = first
+            # a batch reply (a JSON array) answers every request of the POST at once
+            remaining = 0 if data[:1] == b"[" else len(expected) - (1 if final else 0)
+            if final and remaining <= 0 and not keep_open:
+                await _respond(send, status or 200, data, extra=extra)
+                return
+            await _start_sse(send, extra)
+            if legacy is not None and _polls(legacy):
+                await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+            await _sse_event(send, data, stream.record(data) if legacy else None)
+            while remaining > 0 or keep_open:
+                item = await _next(stream, disconnect)
+                if item is None:
+                    self._cancel(session, expected)
+                    return
+                data, final, _ = item
+                if not data:
+                    break
+                await _sse_event(send, data, stream.record(data) if legacy else None)
+                if final:
+                    remaining -= 1
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            disconnect.cancel()
+
+    def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
+        """The client went away: for modern requests that is a cancellation."""
+        for request_id in requests:
+            running = session._handlers.get(request_id)  # noqa: SLF001 - same package
+            if running is not None:
+                running[1].cancelled = True
+                running[0].cancel()
+            session.listening.pop(request_id, None)
+
+    # -- GET and DELETE (legacy sessions) ----------------------------------------------------
+
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        if "text/event-stream" not in headers.get("accept", ""):
+            await _respond(
+                send,
+                406,
+                _error_body(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"),
+            )
+            return
+        legacy = self.sessions.get(headers.get("mcp-session-id", ""))
+        if legacy is None:
+            await _respond(
+                send, 405, _error_body(INVALID_REQUEST, "GET needs a session"), allow=True
+            )
+            return
+        last = headers.get("last-event-id")
+        if last is not None and last.split(".", 1)[0] in legacy.streams:
+            stream = legacy.streams[last.split(".", 1)[0]]
+            await _start_sse(send, None)
+            seen = False
+            for event_id, data in list(stream.log):
+                if seen and data:
+                    await _sse_event(send, data, event_id)
+                seen = seen or event_id == last
+            disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+            try:
+                while not stream.done:
+                    item = await _next(stream, disconnect)
+                    if item is None or not item[0]:
+                        break
+                    await _sse_event(send, item[0], stream.record(item[0]))
+                    if item[1]:
+                        break
+            finally:
+                disconnect.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        stream = legacy.new_stream()
+        legacy.router.standalone = stream
+        await _start_sse(send, None)
+        if _polls(legacy):
+            await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            while True:
+                item = await _next(stream, disconnect)
+                if item is None or not item[0]:
+                    break
+                await _sse_event(send, item[0], stream.record(item[0]))
+        finally:
+            disconnect.cancel()
+            if legacy.router.standalone is stream:
+                legacy.router.standalone = None
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _respond(
+                send, 405, _error_body(INVALID_REQUEST, "DELETE needs a session"), allow=True
+            )
+            return
+        legacy = self.sessions.pop(session_id, None)
+        if legacy is None:
+            await _respond(send, 404, _error_body(INVALID_REQUEST, "Session not found"))
+            return
+        legacy.session._shutdown()  # noqa: SLF001 - same package
+        if legacy.router.standalone is not None:
+            legacy.router.standalone.put(b"", True)
+        await _respond(send, 200, b"")
+
+    async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """Announce a change to legacy sessions and to open modern listen streams."""
+        for legacy in list(self.sessions.values()):
+            await legacy.session.publish(method, params, wanted)
+        for session in list(self.listeners):
+            await session.publish(method, params, wanted)
+
+
+# -- ASGI helpers -----------------------------------------------------------------------------
+
+
+def _polls(legacy: LegacySession) -> bool:
+    """SSE streams open with a priming event (id, ``retry``) from 2025-11-25 on."""
+    version = legacy.session.conn.version
+    return version is not None and version.version >= "2025-11-25"
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _next(
+    stream: Stream, disconnect: asyncio.Future[None]
+) -> tuple[bytes, bool, int | None] | None:
+    """The stream's next frame, or None once the client has disconnected."""
+    if not stream.queue.empty():
+        return stream.queue.get_nowait()
+    getter = asyncio.ensure_future(stream.queue.get())
+    done, _ = await asyncio.wait({getter, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+    if getter in done:
+        return getter.result()
+    getter.cancel()
+    return None
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    *,
+    extra: dict[str, str] | None = None,
+    allow: bool = False,
+) -> None:
+    headers = [(b"content-type", b"application/json")] if body else []
+    if allow:
+        headers.append((b"allow", b"GET, POST, DELETE"))
+    for name, value in (extra or {}).items():
+        headers.append((name.encode(), value.encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _start_sse(send: Send, extra: dict[str, str] | None) -> None:
+    headers = [
+        (b"content-type", b"text/event-stream"),
+        (b"cache-control", b"no-cache"),
+        (b"x-accel-buffering", b"no"),
+    ]
+    for name, value in (extra or {}).items():
+        headers.append((name.encode(), value.encode()))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+
+async def _sse_event(
+    send: Send, data: bytes, event_id: str | None, retry: int | None = None
+) -> None:
+    lines = []
+    if event_id is not None:
+        lines.append(b"id: " + event_id.encode())
+    if retry is not None:
+        lines.append(b"retry: " + str(retry).encode())
+    if data:
+        lines.append(b"event: message")
+    lines.append(b"data: " + data)
+    await send(
+        {"type": "http.response.body", "body": b"\n".join(lines) + b"\n\n", "more_body": True}
+    )
+
+
+def serve(server: Server, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:
+    """Run ``server`` over Streamable HTTP with uvicorn (``pip install mcpgen[http]``)."""
+    import uvicorn
+
+    uvicorn.run(server.http_app(**options), host=host, port=port, log_level="warning")
+
+
+__all__ = ["McpHttpApp", "serve"]
