@@ -749,13 +749,22 @@ class Connection:
         if version is None:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
         spec = version.spec(self.role, method)
+        # A server asking a client for what it cannot give fails the way a modern request
+        # does (MissingRequiredClientCapability); a client asking for what the server does
+        # not offer gets what the server would answer (method not found).
+        code = MISSING_CLIENT_CAPABILITY if self.role == "server" else METHOD_NOT_FOUND
         if spec is None:
-            raise McpError(METHOD_NOT_FOUND, f"{method} is not part of protocol {version.version}")
+            raise McpError(code, f"{method} is not part of protocol {version.version}")
         if spec.capability and not has_capability(self.peer_capabilities, spec.capability):
+            required: dict[str, Any] = {}
+            node = required
+            for part in spec.capability:
+                node = node.setdefault(part, {})
             raise McpError(
-                METHOD_NOT_FOUND,
+                code,
                 f"{method} needs the {self.peer}'s {'.'.join(spec.capability)} capability, "
                 "which it did not declare",
+                {"requiredCapabilities": required} if self.role == "server" else UNSET,
             )
         local = self.local.types_of(self.role, method) or spec
         request_id = self._new_id()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import abc
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, overload
 
@@ -41,6 +41,7 @@ __all__ = [
     "Binding",
     "MethodSpec",
     "OpenObject",
+    "ProgressCallback",
     "RequestContext",
     "Requester",
     "UnionType",
@@ -446,10 +447,16 @@ class RequestContext(Protocol):
     def require(self, *capability: str) -> None: ...
 
 
+#: Receives ``(progress, total, message)`` for a request that asked for progress.
+ProgressCallback = Callable[[float, "float | None", "str | None"], Any]
+
+
 class Requester(Protocol):
     """A runtime's client session, as the generated typed ``Client`` uses it."""
 
     @property
     def protocol_version(self) -> str: ...
-    async def request(self, method: str, params: Any, result: Any) -> Any: ...
+    async def request(
+        self, method: str, params: Any, result: Any, progress: ProgressCallback | None = None
+    ) -> Any: ...
     async def notify(self, method: str, params: Any) -> None: ...
