@@ -80,7 +80,11 @@ class ClientSession:
         )
         self._reader = asyncio.create_task(self.session.run())
         offered = tuple(self.versions.of_era("legacy"))
-        await transport.send(self.conn.initialize(offered))
+        try:
+            await transport.send(self.conn.initialize(offered))
+        except (ConnectionError, OSError) as exc:
+            await self.close()
+            raise ConnectionClosed(f"the server went away before the handshake ({exc})") from None
         try:
             return await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
         except asyncio.CancelledError:

@@ -229,6 +229,21 @@ class _SetLevelParams(msgspec.Struct):
     level: str
 
 
+class _InputRequiredProbe(msgspec.Struct):
+    resultType: str
+    inputRequests: dict[str, Any] = {}
+    requestState: str | None = None
+
+
+@dataclass(frozen=True)
+class InputRequiredAnswer:
+    """A modern server needs input before it can answer; the client fulfils ``requests``
+    and retries with the answers and ``state`` (passed back unchanged)."""
+
+    requests: dict[str, Any]
+    state: str | None
+
+
 @dataclass
 class _Pending:
     method: str
@@ -682,6 +697,13 @@ class Connection:
         if pending.result is None:
             return [Answer(m.id, None)]
         version = self.version
+        if version is not None and version.rules.stateless and b"input_required" in bytes(m.result):
+            try:
+                asked = msgspec.json.decode(m.result, type=_InputRequiredProbe)
+            except msgspec.ValidationError:
+                asked = None
+            if asked is not None and asked.resultType == "input_required":
+                return [Answer(m.id, InputRequiredAnswer(asked.inputRequests, asked.requestState))]
         try:
             if version is None or version is self.local or pending.peer_result is None:
                 value = self.local.binding.types.decode(m.result, pending.result)
@@ -771,7 +793,22 @@ class Connection:
         self._pending[request_id] = _Pending(method, spec.result, local.result)
         if params is not UNSET:
             params = self._outgoing(params, spec.params, version)
+        if self.role == "client" and version.rules.stateless:
+            params = self.stamp(params, version)
         return request_id, jsonrpc.encode_request(request_id, method, params)
+
+    def stamp(self, params: Any, version: VersionInfo) -> dict[str, Any]:
+        """A modern client's request params with the per-request ``_meta`` it must carry."""
+        plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+        meta = {
+            modern.PROTOCOL_VERSION: version.version,
+            modern.CLIENT_CAPABILITIES: self.capabilities_for(version),
+            modern.CLIENT_INFO: self.info_for(version),
+        }
+        if self.log_level is not None:
+            meta[modern.LOG_LEVEL] = self.log_level
+        plain["_meta"] = {**(plain.get("_meta") or {}), **meta}
+        return plain
 
     def forget(self, request_id: RequestId) -> bool:
         """Stop waiting for ``request_id`` (timed out or cancelled); True if it was pending."""

@@ -158,11 +158,12 @@ _encode = msgspec.json.Encoder().encode
 
 
 def encode_request(request_id: RequestId, method: str, params: Any = UNSET) -> bytes:
-    return _encode(_OutRequest("2.0", request_id, method, params))
+    """``params`` of ``None`` or ``UNSET`` is left out (JSON-RPC has no null params)."""
+    return _encode(_OutRequest("2.0", request_id, method, UNSET if params is None else params))
 
 
 def encode_notification(method: str, params: Any = UNSET) -> bytes:
-    return _encode(_OutNotification("2.0", method, params))
+    return _encode(_OutNotification("2.0", method, UNSET if params is None else params))
 
 
 def encode_result(request_id: RequestId, result: Any) -> bytes:

@@ -205,21 +205,25 @@ class Session:
                 if frame is None:
                     break
                 await self.feed(frame)
+            self._fail_waiting()  # no answer can arrive any more
             running = [task for task, _ in self._handlers.values()]
             if running:
                 await asyncio.wait(running, timeout=drain_timeout)
         finally:
             self._shutdown()
 
+    def _fail_waiting(self) -> None:
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed("connection closed"))
+        self._waiting.clear()
+
     def _shutdown(self) -> None:
         self._closed = True
         self.conn.state = c.State.CLOSED
         for task, _ in list(self._handlers.values()):
             task.cancel()
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed("connection closed"))
-        self._waiting.clear()
+        self._fail_waiting()
         if not self.negotiated.done():
             self.negotiated.cancel()  # awaited only by clients, which report ConnectionClosed
 
@@ -289,6 +293,9 @@ class Session:
             frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
+                self._handlers.pop(event.id, None)
+                if event.batch is not None:
+                    await self._batch_skip(event.batch)
                 return  # cancelled by the peer: no response is sent
             raise
         except McpError as exc:
@@ -301,6 +308,19 @@ class Session:
             self._handlers.pop(event.id, None)
         if not scope.cancelled:
             await self._send(frame, event.batch, event.id, final=True, status=status)
+
+    async def _batch_skip(self, batch: int) -> None:
+        """A request of a batch will never be answered (cancelled): expect one reply
+        less, and send the others if they are all in."""
+        if batch not in self._batches:
+            return
+        expected, frames = self._batches[batch]
+        if len(frames) >= expected - 1:
+            del self._batches[batch]
+            if frames:
+                await self._send(b"[" + b",".join(frames) + b"]")
+        else:
+            self._batches[batch] = (expected - 1, frames)
 
     async def _send(
         self,
