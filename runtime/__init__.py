@@ -5,7 +5,7 @@ It imports no generated module: the application's generated handlers or client c
 carry their version's binding in, and sibling versions come from the same package.
 """
 
-from .client import ClientSession, stdio_client
+from .client import ClientSession, http_client, stdio_client
 from .connection import Connection, State
 from .errors import (
     INTERNAL_ERROR,
@@ -39,5 +39,6 @@ __all__ = [
     "State",
     "Transport",
     "Versions",
+    "http_client",
     "stdio_client",
 ]

@@ -1,28 +1,60 @@
-"""Connect to an MCP server and get the generated typed ``Client`` for it."""
+"""Connect to an MCP server of either era and get the generated typed ``Client`` for it.
+
+``ClientSession.connect`` detects the era: it probes with ``server/discover`` (modern), and
+falls back to the ``initialize`` handshake (legacy) unless the server answered with an
+error only a modern server sends. Either way the session exposes the same ``request``,
+and a modern server's ``input_required`` answers are fulfilled by the client handlers and
+retried, so callers just get results.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
+import msgspec
 from msgspec import UNSET
 
 from . import connection as c
-from .errors import METHOD_NOT_FOUND, ConnectionClosed, McpError
+from . import modern
+from .errors import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MODERN_ERRORS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    McpError,
+    NegotiationError,
+)
 from .negotiation import VersionInfo, Versions
 from .server import derive_capabilities, implemented
 from .session import ProgressCallback, RequestScope, Session, Transport
+from .toolheaders import ToolHeaders
 
+log = logging.getLogger("mcpgen.runtime.client")
 C = TypeVar("C")
+Mode = Literal["auto", "legacy", "modern"]
+
+
+@dataclass
+class _InputContext:
+    """What client handlers see when they answer a modern server's input request."""
+
+    request_id: str
+    protocol_version: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
 
 
 class ClientSession:
     """One connection to a server, as the generated ``Client`` uses it (``Requester``).
 
     ``binding`` is the version the application is typed against (``Client.__binding__``);
-    ``versions`` the versions it offers (default: every generated version of that era).
+    ``versions`` the versions it offers (default: every generated dated version).
     """
 
     def __init__(
@@ -35,6 +67,7 @@ class ClientSession:
         versions: Iterable[str] | None = None,
         capabilities: Mapping[str, Any] | None = None,
         request_timeout: float | None = 60.0,
+        max_input_rounds: int = 8,
     ) -> None:
         self.binding = binding
         self.handlers = handlers
@@ -54,12 +87,19 @@ class ClientSession:
             capabilities=caps,
         )
         self.request_timeout = request_timeout
+        self.max_input_rounds = max_input_rounds
         self.session: Session | None = None
+        self.transport: Transport | None = None
+        self.tools = ToolHeaders()
         self._reader: asyncio.Task[None] | None = None
 
     @property
     def protocol_version(self) -> str:
         return self.conn.version.version if self.conn.version is not None else ""
+
+    @property
+    def era(self) -> str:
+        return self.conn.version.era if self.conn.version is not None else ""
 
     @property
     def server_info(self) -> dict[str, Any]:
@@ -69,34 +109,104 @@ class ClientSession:
     def server_capabilities(self) -> dict[str, Any]:
         return self.conn.peer_capabilities
 
-    async def connect(self, transport: Transport, timeout: float = 30.0) -> str:
-        """Run the handshake over ``transport``; returns the negotiated version."""
+    # -- connecting -------------------------------------------------------------------------
+
+    async def connect(
+        self,
+        transport: Transport,
+        mode: Mode = "auto",
+        timeout: float = 30.0,
+        probe_timeout: float = 5.0,
+    ) -> str:
+        """Start the session over ``transport`` and settle the version; returns it."""
+        self.transport = transport
         self.session = Session(
-            self.conn,
-            transport,
-            self._dispatch,
-            self._on_notification,
-            self.request_timeout,
+            self.conn, transport, self._dispatch, self._on_notification, self.request_timeout
         )
         self._reader = asyncio.create_task(self.session.run())
-        offered = tuple(self.versions.of_era("legacy"))
+        param_headers = getattr(transport, "param_headers", UNSET)
+        if param_headers is None:
+            transport.param_headers = self.tools.headers  # type: ignore[attr-defined]
         try:
-            await transport.send(self.conn.initialize(offered))
-        except (ConnectionError, OSError) as exc:
+            modern_versions = self.versions.of_era("modern")
+            if mode != "legacy" and modern_versions:
+                found = await self._discover(
+                    modern_versions, strict=mode == "modern", timeout=probe_timeout
+                )
+                if found is not None:
+                    return found
+            return await self._initialize(timeout)
+        except BaseException:
             await self.close()
+            raise
+
+    async def _discover(self, offered: list[str], strict: bool, timeout: float) -> str | None:
+        """Probe with ``server/discover``; the version on success, None to fall back."""
+        assert self.session is not None
+        attempt = offered[-1]
+        for _ in range(2):
+            self.conn.version = self.versions[attempt]
+            try:
+                result = await self.session.request("server/discover", {}, timeout=timeout)
+            except McpError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
+                    common = [v for v in offered if v in supported]
+                    if common:
+                        attempt = common[-1]
+                        continue
+                    raise NegotiationError(
+                        f"server speaks {supported}; this client offers {offered}"
+                    ) from None
+                if strict or exc.code in MODERN_ERRORS:
+                    raise
+                break
+            except (asyncio.TimeoutError, TimeoutError):
+                if strict:
+                    raise
+                break
+            plain = msgspec.to_builtins(result)
+            supported = plain.get("supportedVersions") if isinstance(plain, dict) else None
+            common = [v for v in offered if isinstance(supported, list) and v in supported]
+            if not common:
+                if strict:
+                    raise NegotiationError(
+                        f"server speaks {supported}; this client offers {offered}"
+                    )
+                break
+            self.conn.version = self.versions[common[-1]]
+            self.conn.peer_capabilities = plain.get("capabilities") or {}
+            self.conn.peer_info = (plain.get("_meta") or {}).get(modern.SERVER_INFO) or {}
+            self.conn.instructions = plain.get("instructions")
+            self.conn.state = c.State.READY
+            return common[-1]
+        self.conn.version = None
+        return None
+
+    async def _initialize(self, timeout: float) -> str:
+        assert self.session is not None and self.transport is not None
+        offered = tuple(self.versions.of_era("legacy"))
+        if not offered:
+            raise NegotiationError(
+                "the server does not speak the modern era and this client offers no handshake version"
+            )
+        try:
+            await self.transport.send(self.conn.initialize(offered))
+        except (ConnectionError, OSError) as exc:
             raise ConnectionClosed(f"the server went away before the handshake ({exc})") from None
         try:
-            return await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
+            version = await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
         except asyncio.CancelledError:
-            await self.close()
             if self.session.negotiated.cancelled():
                 raise ConnectionClosed(
                     "the server closed the connection during the handshake"
                 ) from None
             raise
-        except BaseException:
-            await self.close()
-            raise
+        if hasattr(self.transport, "protocol_version"):
+            self.transport.protocol_version = version  # type: ignore[attr-defined]
+        return version
+
+    # -- requests -----------------------------------------------------------------------------
 
     async def request(
         self,
@@ -105,14 +215,66 @@ class ClientSession:
         result: Any = None,
         progress: ProgressCallback | None = None,
     ) -> Any:
+        """Send a request and return its result; a modern server's ``input_required``
+        answers are fulfilled with the client handlers and the request retried."""
         if self.session is None:
             raise RuntimeError("not connected")
-        return await self.session.request(method, params, progress=progress)
+        for _ in range(self.max_input_rounds + 1):
+            answer = await self.session.request(method, params, progress=progress)
+            if not isinstance(answer, c.InputRequiredAnswer):
+                if method == "tools/list":
+                    self.tools.remember(answer, drop_invalid=self._header_safe())
+                return answer
+            params = await self._retry_params(params, answer)
+        raise McpError(
+            INVALID_REQUEST, f"{method} still needs input after {self.max_input_rounds} rounds"
+        )
+
+    def _header_safe(self) -> bool:
+        """Over HTTP, tools whose ``x-mcp-header`` annotations are invalid are dropped."""
+        return getattr(self.transport, "param_headers", None) is not None
+
+    async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
+        responses = {key: await self._fulfil(key, ask) for key, ask in answer.requests.items()}
+        plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+        plain["inputResponses"] = responses
+        if answer.state is not None:
+            plain["requestState"] = answer.state
+        else:
+            plain.pop("requestState", None)
+        return plain
+
+    async def _fulfil(self, key: str, ask: Any) -> Any:
+        method = ask.get("method") if isinstance(ask, dict) else None
+        spec = self.local.types_of("server", method) if isinstance(method, str) else None
+        handler = (
+            getattr(self.handlers, spec.handler, None)
+            if spec is not None and self.handlers
+            else None
+        )
+        if spec is None or handler is None or not implemented(self.handlers, spec.handler):
+            raise McpError(
+                INVALID_REQUEST,
+                f"the server asked for {method!r}, which this client does not answer",
+            )
+        params = (
+            self.local.binding.types.convert(ask.get("params") or {}, spec.params)
+            if spec.params
+            else None
+        )
+        context = _InputContext(key, self.protocol_version)
+        return msgspec.to_builtins(await handler(params, context))
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         if self.session is None:
             raise RuntimeError("not connected")
         await self.session.notify(method, params)
+
+    def set_log_level(self, level: str | None) -> None:
+        """Modern era: ask for log messages at ``level`` and above on every request."""
+        self.conn.log_level = level
+
+    # -- what the server asks of us (legacy) -----------------------------------------------------
 
     async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
         handler = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
@@ -134,6 +296,18 @@ class ClientSession:
 
 
 @contextlib.asynccontextmanager
+async def _connected(
+    client_class: type[C], transport: Transport, handlers: Any, mode: Mode, options: dict[str, Any]
+) -> AsyncIterator[C]:
+    session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
+    try:
+        await session.connect(transport, mode=mode)
+        yield client_class(session)  # type: ignore[call-arg]
+    finally:
+        await session.close()
+
+
+@contextlib.asynccontextmanager
 async def stdio_client(
     client_class: type[C],
     command: str,
@@ -142,20 +316,36 @@ async def stdio_client(
     handlers: Any = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    versions: Iterable[str] | None = None,
-    name: str = "mcpgen-client",
+    mode: Mode = "legacy",
     stderr: int | None = None,
+    **options: Any,
 ) -> AsyncIterator[C]:
     """Spawn ``command`` and yield a typed client (``client_class`` is a generated
-    ``Client``); the server is shut down (stdin closed, SIGTERM, SIGKILL) on exit."""
+    ``Client``); the server is shut down (stdin closed, SIGTERM, SIGKILL) on exit.
+
+    ``mode="auto"`` probes for a modern server first; over stdio a legacy server that
+    ignores the probe costs the probe timeout, so the default speaks the handshake.
+    """
     from .stdio import StdioProcess
 
     process = await StdioProcess.spawn(command, args, env=env, cwd=cwd, stderr=stderr)
-    session = ClientSession(
-        getattr(client_class, "__binding__"), handlers, name=name, versions=versions
-    )
-    try:
-        await session.connect(process)
-        yield client_class(session)  # type: ignore[call-arg]
-    finally:
-        await session.close()
+    async with _connected(client_class, process, handlers, mode, options) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def http_client(
+    client_class: type[C],
+    url: str,
+    *,
+    handlers: Any = None,
+    headers: Mapping[str, str] | None = None,
+    mode: Mode = "auto",
+    **options: Any,
+) -> AsyncIterator[C]:
+    """Connect over Streamable HTTP to ``url`` and yield a typed client."""
+    from .http_client import HttpClientTransport
+
+    transport = HttpClientTransport(url, headers=headers)
+    async with _connected(client_class, transport, handlers, mode, options) as client:
+        yield client

@@ -765,8 +765,16 @@ class Connection:
         self._next_id += 1
         return self._next_id
 
-    def request(self, method: str, params: Any = UNSET) -> tuple[RequestId, bytes]:
-        """Frame a request to the peer and remember what its result decodes to."""
+    @property
+    def next_id(self) -> int:
+        """The id the next request will get."""
+        return self._next_id + 1
+
+    def request(
+        self, method: str, params: Any = UNSET, progress_token: str | int | None = None
+    ) -> tuple[RequestId, bytes]:
+        """Frame a request to the peer and remember what its result decodes to;
+        ``progress_token`` asks the peer for progress notifications."""
         version = self.version
         if version is None:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
@@ -795,6 +803,12 @@ class Connection:
             params = self._outgoing(params, spec.params, version)
         if self.role == "client" and version.rules.stateless:
             params = self.stamp(params, version)
+        if progress_token is not None:
+            plain = (
+                msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+            )
+            plain["_meta"] = {**(plain.get("_meta") or {}), "progressToken": progress_token}
+            params = plain
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
     def stamp(self, params: Any, version: VersionInfo) -> dict[str, Any]:

@@ -362,14 +362,12 @@ class Session:
         """
         if self._closed:
             raise ConnectionClosed("connection closed")
-        request_id, frame = self.conn.request(method, params)
+        token = f"p{self.conn.next_id}" if progress is not None else None
+        request_id, frame = self.conn.request(method, params, progress_token=token)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        token = None
-        if progress is not None:
-            token = f"p{request_id}"
+        if progress is not None and token is not None:
             self._progress[token] = progress
-            frame = self._with_progress_token(method, params, token, request_id)
         await self._send(frame, related=related)
         try:
             return await asyncio.wait_for(future, timeout or self.request_timeout)
@@ -384,18 +382,6 @@ class Session:
             self._waiting.pop(request_id, None)
             if token is not None:
                 self._progress.pop(token, None)
-
-    def _with_progress_token(
-        self, method: str, params: Any, token: str, request_id: RequestId
-    ) -> bytes:
-        from . import jsonrpc
-        from msgspec import to_builtins
-
-        plain = to_builtins(params) if params is not UNSET else {}
-        meta = dict(plain.get("_meta") or {})
-        meta["progressToken"] = token
-        plain["_meta"] = meta
-        return jsonrpc.encode_request(request_id, method, plain)
 
     async def notify(
         self, method: str, params: Any = UNSET, related: RequestId | None = None
