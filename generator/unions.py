@@ -449,6 +449,9 @@ def analyze(module: ir.Module) -> ir.Module:
             d = msgspec.structs.replace(d, fields=fields)
         elif isinstance(d, ir.AliasDef):
             d = msgspec.structs.replace(d, target=_map_types(d.target, hoist(d.name)))
+        elif isinstance(d, ir.UnionDef):  # e.g. a batch: list[Request | Notification]
+            members = tuple(_map_types(m, hoist(d.name + "Item")) for m in d.members)
+            d = msgspec.structs.replace(d, members=members)
         rewritten.append(d)
     rewritten += new_defs
     index = _Index(tuple(rewritten))

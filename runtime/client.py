@@ -204,6 +204,9 @@ class ClientSession:
             raise
         if hasattr(self.transport, "protocol_version"):
             self.transport.protocol_version = version  # type: ignore[attr-defined]
+        listen = getattr(self.transport, "listen", None)
+        if callable(listen):
+            listen()
         return version
 
     # -- requests -----------------------------------------------------------------------------

@@ -117,6 +117,7 @@ class HttpClientTransport:
     ) -> None:
         if self._closed:
             raise ConnectionError("transport closed")
+        log.debug("→ %s", data[:500])
         try:
             out = _peek.decode(data)
         except msgspec.DecodeError:
@@ -227,11 +228,43 @@ class HttpClientTransport:
         """Queue every event; True once the answer to ``request_id`` went by (then stop)."""
         async for chunk in chunks:
             for event in parser.feed(chunk):
+                log.debug("← %s", event[:500])
                 frame = event.encode()
                 self.queue.put_nowait(frame)
                 if request_id is not None and _answers(frame, request_id):
                     return True
         return False
+
+    def listen(self) -> None:
+        """Open the session's GET stream, on which a legacy server sends what is not tied to
+        a request (and may send its requests to the client); servers may refuse it."""
+        task = asyncio.create_task(self._listen())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _listen(self) -> None:
+        parser = _SseParser()
+        for _ in range(self.max_resumes + 1):
+            headers = {"Accept": "text/event-stream", **self.extra_headers}
+            if self.session_id is not None:
+                headers["Mcp-Session-Id"] = self.session_id
+            if self.protocol_version is not None:
+                headers["MCP-Protocol-Version"] = self.protocol_version
+            if parser.last_id is not None:
+                headers["Last-Event-ID"] = parser.last_id
+            try:
+                async with self.http.stream(
+                    "GET", self.url, headers=headers, timeout=None
+                ) as response:
+                    if response.status_code != 200:
+                        log.debug("no GET stream (HTTP %s)", response.status_code)
+                        return
+                    await self._read_events(response.aiter_text(), parser, None)
+            except (httpx.HTTPError, OSError) as exc:
+                log.debug("GET stream ended: %s", exc)
+            if self._closed:
+                return
+            await asyncio.sleep((parser.retry_ms if parser.retry_ms is not None else 1000) / 1000)
 
     def _fail(self, request_id: RequestId, code: int, message: str) -> None:
         self.queue.put_nowait(jsonrpc.encode_error(request_id, code, message))

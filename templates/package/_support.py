@@ -114,15 +114,11 @@ class OpenObject(dict[str, Any]):
         for name, spec in keys.items():
             value = fields.pop(name, spec.default)
             if value is _MISSING:
-                raise TypeError(
-                    f"{type(self).__name__}() missing required argument: {name!r}"
-                )
+                raise TypeError(f"{type(self).__name__}() missing required argument: {name!r}")
             if value is not msgspec.UNSET:
                 self[spec.wire] = value
         if fields:
-            raise TypeError(
-                f"{type(self).__name__}() got unexpected arguments: {sorted(fields)}"
-            )
+            raise TypeError(f"{type(self).__name__}() got unexpected arguments: {sorted(fields)}")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict.__repr__(self)})"
@@ -153,9 +149,7 @@ class OpenObject(dict[str, Any]):
             cls.__shape = shape
             if cls.__extra__ is not None:
                 namespace = vars(sys.modules[cls.__module__])
-                cls.__extra_type = eval(
-                    cls.__extra__, namespace
-                )  # noqa: S307 - generated text
+                cls.__extra_type = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
         return shape
 
     @classmethod
@@ -201,9 +195,7 @@ class UnionType(abc.ABC):
         return _run(cls.__strategy__, obj)
 
 
-def register_union(
-    marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]
-) -> None:
+def register_union(marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]) -> None:
     """Attach ``strategy`` to a union marker and register its members' classes."""
     marker.__strategy__ = strategy
     for member in members:
@@ -231,9 +223,7 @@ def _nested(fn: Any, obj: Any, tp: Any, *, dec_hook: Any, at: str | None = None)
     except msgspec.ValidationError as exc:
         message = str(exc)
         if at is not None:
-            message = (
-                f"{message} - at `$.{at}`" if " - at `$" not in message else message
-            )
+            message = f"{message} - at `$.{at}`" if " - at `$" not in message else message
         raise ValueError(message) from None
 
 
@@ -250,14 +240,12 @@ def _run(node: tuple[Any, ...], obj: Any) -> Any:
                 raise ValueError(f"Expected `{expected}`, got `{kind}`")
             node = nxt
             continue
-        if type(obj) is not dict:
+        if op in ("value", "key") and type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
         if op == "value":
             _, name, cases, default = node
             value = obj.get(name, _MISSING)
-            nxt = (
-                cases.get(value) if value is not _MISSING and _hashable(value) else None
-            )
+            nxt = cases.get(value) if value is not _MISSING and _hashable(value) else None
             if nxt is None:
                 nxt = default
             if nxt is None:
@@ -329,9 +317,7 @@ def _decode_type(tp: Any) -> Any:
     field = config.tag_field
     sentinel = _sentinels.get(field)
     if sentinel is None:
-        sentinel = msgspec.defstruct(
-            "_NoTag", [], tag_field=field, tag="\x00no tag\x00"
-        )
+        sentinel = msgspec.defstruct("_NoTag", [], tag_field=field, tag="\x00no tag\x00")
         _sentinels[field] = sentinel
     return tp | sentinel
 
@@ -442,7 +428,9 @@ class RequestContext(Protocol):
     def cancelled(self) -> bool: ...
     async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
     async def log(self, level: str, data: Any, logger: str | None) -> None: ...
-    async def request(self, method: str, params: Any, result: Any, key: str | None = None) -> Any: ...
+    async def request(
+        self, method: str, params: Any, result: Any, key: str | None = None
+    ) -> Any: ...
     async def notify(self, method: str, params: Any) -> None: ...
     def require(self, *capability: str) -> None: ...
 
