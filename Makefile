@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 MCPGEN_SCHEMA_SOURCE ?=
 export MCPGEN_SCHEMA_SOURCE
 
-.PHONY: all setup fetch generate check test lint typecheck format bench clean
+.PHONY: all setup fetch generate check test unit conformance lint typecheck format bench clean
 
 all: generate
 
@@ -34,8 +34,15 @@ lint: setup
 typecheck: setup
 	$(BIN)/pyright
 
-test: generate lint typecheck
+test: generate lint typecheck unit conformance
+
+unit: generate
 	$(BIN)/pytest -q
+
+# The official MCP conformance suite (Node 22 and the suite come from the npm registry,
+# cached in .cache/conformance): the everything server over HTTP, and our client.
+conformance: generate
+	$(BIN)/python tests/conformance_suite.py
 
 format: setup
 	$(BIN)/black generator runtime tests examples bench templates/package mcpgen/__init__.py mcpgen/__main__.py

@@ -49,10 +49,10 @@ class Handlers(mcp.ClientHandlers):
 def _answer_for(name: str, prop: dict[str, Any]) -> Any:
     if "default" in prop:
         return prop["default"]
-    kind = prop.get("type")
     if "enum" in prop and prop["enum"]:
         return prop["enum"][0]
-    return {"boolean": True, "integer": 1, "number": 1}.get(kind, f"{name} value")
+    samples: dict[str, Any] = {"boolean": True, "integer": 1, "number": 1}
+    return samples.get(str(prop.get("type")), f"{name} value")
 
 
 def _arguments_for(tool: t.Tool) -> dict[str, Any]:
@@ -61,8 +61,8 @@ def _arguments_for(tool: t.Tool) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     args: dict[str, Any] = {}
     for name in schema.get("required") or []:
-        kind = (properties.get(name) or {}).get("type")
-        args[name] = {"number": 1, "integer": 1, "boolean": True}.get(kind, "x")
+        samples: dict[str, Any] = {"number": 1, "integer": 1, "boolean": True}
+        args[name] = samples.get(str((properties.get(name) or {}).get("type")), "x")
     return args
 
 

