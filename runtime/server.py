@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
+from .modern import StateSigner
 from .negotiation import VersionInfo, Versions
 from .session import RequestScope, Session, Transport
 
@@ -73,9 +76,11 @@ def derive_capabilities(
 class Server:
     """An MCP server: your ``ServerHandlers`` subclass plus identity and options.
 
-    ``versions`` are the protocol versions it accepts (default: every generated version of
-    the handlers' era); ``list_changed`` names the lists it announces changes of
-    (``"tools"``, ``"prompts"``, ``"resources"``); ``logging`` advertises log messages.
+    ``versions`` are the protocol versions it accepts (default: every generated dated
+    version); ``list_changed`` names the lists it announces changes of (``"tools"``,
+    ``"prompts"``, ``"resources"``); ``logging`` advertises log messages. ``state_key``
+    signs the ``requestState`` of multi-round requests: workers serving the same clients
+    must share it (default: ``$MCPGEN_STATE_KEY`` as hex, else a random key per process).
     """
 
     def __init__(
@@ -90,8 +95,12 @@ class Server:
         logging: bool = True,
         list_changed: Iterable[str] = (),
         capabilities: Mapping[str, Any] | None = None,
+        state_key: bytes | None = None,
     ) -> None:
         self.handlers = handlers
+        env_key = os.environ.get("MCPGEN_STATE_KEY")
+        key = state_key or (bytes.fromhex(env_key) if env_key else secrets.token_bytes(32))
+        self.signer = StateSigner(key)
         binding = type(handlers).__binding__
         self.local = VersionInfo.of(binding)
         self.versions = Versions.around(binding, versions)
@@ -120,6 +129,7 @@ class Server:
             info=self.info,
             capabilities=self.capabilities,
             instructions=self.instructions,
+            signer=self.signer,
         )
 
     async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:

@@ -1,0 +1,15 @@
+"""The everything server as an ASGI app, for any ASGI server and for several workers:
+
+    MCPGEN_STATE_KEY=$(python -c 'import secrets; print(secrets.token_hex(32))') \\
+        uvicorn examples.everything.asgi:app --workers 2 --host 127.0.0.1 --port 3001
+
+Modern (2026-07-28) requests are stateless and any worker can answer them; multi-round
+requests stay valid across workers because they share the ``requestState`` key. Legacy
+sessions live in the worker that created them (see the README).
+"""
+
+from __future__ import annotations
+
+from .__main__ import build_server
+
+app = build_server().http_app()
