@@ -171,3 +171,105 @@ def generate(version: str, package: str, out: Path | None, check: bool, jobs: in
     click.echo(
         f"generated {len(versions)} version(s), {len(changed)} file(s) changed, in {elapsed:.1f}s"
     )
+
+
+@main.command()
+def versions() -> None:
+    """List the pinned protocol versions: era, commit, and whether fetched and generated.
+
+    \b
+    Example:
+      mcpgen versions
+    """
+    from .fetch import is_fetched
+    from .pins import load_pins, module_name
+    from .pipeline import DEFAULT_PACKAGE, package_root
+
+    pins = load_pins()
+    root = package_root(DEFAULT_PACKAGE, None)
+    rows = [("version", "era", "dialect", "commit", "fetched", "generated")]
+    for v in pins.ordered():
+        pin = pins.versions[v]
+        generated = (root / module_name(v) / "types.py").exists()
+        rows.append(
+            (v, pin.era, pin.dialect, pin.commit[:12], _yes(is_fetched(v, pins)), _yes(generated))
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+@main.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def diff(old: str, new: str, fmt: str) -> None:
+    """Show what changed between two protocol versions: definitions, methods, capabilities.
+
+    \b
+    Examples:
+      mcpgen diff 2025-11-25 2026-07-28
+      mcpgen diff 2025-06-18 2025-11-25 --format json
+    """
+    from .diff import diff as compute, to_json, to_markdown
+    from .pipeline import Inputs, build_ir
+
+    inputs = Inputs.load()
+    for v in (old, new):
+        inputs.pins.get(v)
+    result = compute(build_ir(old, inputs), build_ir(new, inputs))
+    if fmt == "json":
+        click.echo(to_json(result).decode())
+    else:
+        click.echo(to_markdown(result), nl=False)
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--versions",
+    "versions",
+    help="Comma list of protocol versions (default: the newest of each era).",
+)
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http", "both"]), default="stdio", show_default=True
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Project directory (default: ./NAME).",
+)
+@click.option("--force", is_flag=True, help="Replace a non-empty directory.")
+@click.option(
+    "--mcpgen", "requirement", help="How the project requires mcpgen (default: this checkout)."
+)
+def new(
+    name: str,
+    versions: str | None,
+    transport: str,
+    directory: Path | None,
+    force: bool,
+    requirement: str | None,
+) -> None:
+    """Scaffold an MCP server project with typed handlers and vendored bindings.
+
+    \b
+    Examples:
+      mcpgen new weather-server
+      mcpgen new weather-server --transport both --versions 2025-11-25,2026-07-28
+      cd weather-server && python -m venv .venv && .venv/bin/pip install -e '.[test]'
+      .venv/bin/weather-server            # serves over stdio
+    """
+    from .pipeline import Inputs
+    from .scaffold import new_project
+
+    inputs = Inputs.load()
+    chosen = inputs.pins.select(versions) if versions else None
+    target = new_project(name, chosen, transport, directory, force, requirement, inputs, _progress)
+    click.echo(f"created {target}")
+    click.echo(f"next: cd {target} && python -m venv .venv && .venv/bin/pip install -e '.[test]'")

@@ -93,8 +93,14 @@ def schema_dir() -> Path:
     return Path(env) if env else PACKAGE_DIR / "schema"
 
 
+def pins_file() -> Path:
+    """``$MCPGEN_PINS`` or the package's ``schema/pins.json``."""
+    env = os.environ.get("MCPGEN_PINS")
+    return Path(env) if env else PINS_FILE
+
+
 def load_pins(path: Path | None = None) -> Pins:
-    path = path or PINS_FILE
+    path = path or pins_file()
     try:
         return msgspec.json.decode(path.read_bytes(), type=Pins)
     except FileNotFoundError:
@@ -106,7 +112,7 @@ def load_pins(path: Path | None = None) -> Pins:
 
 
 def save_pins(pins: Pins, path: Path | None = None) -> None:
-    path = path or PINS_FILE
+    path = path or pins_file()
     data = json.loads(msgspec.json.encode(pins))
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -1,3 +1,3 @@
-from mcpgen.generator.cli import main
+from mcpgen.generator.entry import main
 
 main()

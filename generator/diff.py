@@ -1,0 +1,238 @@
+"""What changed between two protocol versions, computed from their IR.
+
+Definitions are compared by schema name (hoisted inline objects are compared through the
+fields that reference them, so a changed params object shows up as a changed field type).
+Methods are compared per direction; capabilities field by field, recursively.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from . import ir
+
+
+class FieldChange(msgspec.Struct, frozen=True, omit_defaults=True):
+    field: str
+    change: str  # "added" | "removed" | "retyped" | "now required" | "now optional"
+    before: str | None = None
+    after: str | None = None
+
+
+class DefinitionChange(msgspec.Struct, frozen=True):
+    name: str
+    kind: str  # "struct", "open", "alias", "union"
+    changes: tuple[FieldChange, ...]
+
+
+class Section(msgspec.Struct, frozen=True):
+    added: tuple[Any, ...]
+    removed: tuple[Any, ...]
+    changed: tuple[Any, ...]
+
+
+class Diff(msgspec.Struct, frozen=True):
+    old: str
+    new: str
+    definitions: Section
+    methods: Section
+    capabilities: Section
+
+
+def _kind(d: ir.Definition) -> str:
+    return {ir.StructDef: "struct", ir.OpenDef: "open", ir.AliasDef: "alias", ir.UnionDef: "union"}[
+        type(d)
+    ]
+
+
+class _Describer:
+    """Readable type expressions, with hoisted inline objects spelled out structurally so
+    that their generated names never make two equal shapes look different."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.defs = module.lookup()
+        self.public = set(module.schema_names)
+
+    def type(self, t: ir.TypeExpr, depth: int = 0) -> str:
+        if isinstance(t, ir.AnyType):
+            return "any"
+        if isinstance(t, ir.Scalar):
+            return {"float": "number", "int": "integer", "str": "string", "bool": "boolean"}.get(
+                t.kind, t.kind
+            )
+        if isinstance(t, ir.LiteralType):
+            return " | ".join(repr(v) for v in t.values)
+        if isinstance(t, ir.ArrayType):
+            return f"array of {self.type(t.item, depth)}"
+        if isinstance(t, ir.MapType):
+            return f"map of {self.type(t.value, depth)}"
+        if isinstance(t, ir.UnionType):
+            return " | ".join(self.type(m, depth) for m in t.members)
+        d = self.defs.get(t.name)
+        if t.name in self.public or d is None or depth > 2:
+            return t.name
+        if isinstance(d, ir.UnionDef):
+            return " | ".join(self.type(m, depth + 1) for m in d.members)
+        if isinstance(d, ir.AliasDef):
+            return self.type(d.target, depth + 1)
+        fields = ", ".join(
+            f"{f.wire_name}{'' if f.required else '?'}: {self.type(f.type, depth + 1)}"
+            for f in d.fields
+        )
+        return "{" + fields + "}"
+
+    def fields(self, d: ir.Definition) -> dict[str, tuple[str, bool]]:
+        """wire name → (type, required) of an object definition (tag included)."""
+        out: dict[str, tuple[str, bool]] = {}
+        if isinstance(d, ir.StructDef) and d.tag is not None:
+            out[d.tag.field] = (repr(d.tag.value), True)
+        if isinstance(d, (ir.StructDef, ir.OpenDef)):
+            for f in d.fields:
+                out[f.wire_name] = (self.type(f.type), f.required)
+        return out
+
+    def shape(self, d: ir.Definition) -> str:
+        if isinstance(d, ir.AliasDef):
+            return self.type(d.target)
+        if isinstance(d, ir.UnionDef):
+            return " | ".join(sorted(self.type(m) for m in d.members))
+        return ""
+
+
+def _field_changes(
+    old: dict[str, tuple[str, bool]], new: dict[str, tuple[str, bool]]
+) -> list[FieldChange]:
+    changes = []
+    for name in sorted(new.keys() - old.keys()):
+        changes.append(FieldChange(name, "added", after=new[name][0]))
+    for name in sorted(old.keys() - new.keys()):
+        changes.append(FieldChange(name, "removed", before=old[name][0]))
+    for name in sorted(old.keys() & new.keys()):
+        (t0, r0), (t1, r1) = old[name], new[name]
+        if t0 != t1:
+            changes.append(FieldChange(name, "retyped", before=t0, after=t1))
+        if r0 != r1:
+            changes.append(FieldChange(name, "now required" if r1 else "now optional"))
+    return changes
+
+
+def _capability_paths(module: ir.Module, describer: _Describer) -> set[str]:
+    """Every field path under Client/ServerCapabilities, e.g. ``server.tools.listChanged``."""
+    paths: set[str] = set()
+    defs = module.lookup()
+
+    def walk(name: str, prefix: str, depth: int) -> None:
+        d = defs.get(name)
+        if not isinstance(d, (ir.StructDef, ir.OpenDef)) or depth > 4:
+            return
+        for f in d.fields:
+            path = f"{prefix}.{f.wire_name}"
+            paths.add(path)
+            if isinstance(f.type, ir.Named):
+                walk(f.type.name, path, depth + 1)
+
+    walk("ClientCapabilities", "client", 0)
+    walk("ServerCapabilities", "server", 0)
+    return paths
+
+
+def diff(old: ir.Module, new: ir.Module) -> Diff:
+    a, b = _Describer(old), _Describer(new)
+    old_defs = {n: a.defs[n] for n in old.schema_names if n in a.defs}
+    new_defs = {n: b.defs[n] for n in new.schema_names if n in b.defs}
+    changed = []
+    for name in sorted(old_defs.keys() & new_defs.keys()):
+        d0, d1 = old_defs[name], new_defs[name]
+        changes = _field_changes(a.fields(d0), b.fields(d1))
+        if _kind(d0) != _kind(d1):
+            changes.insert(
+                0, FieldChange("(definition)", "retyped", before=_kind(d0), after=_kind(d1))
+            )
+        elif a.shape(d0) != b.shape(d1):
+            changes.append(
+                FieldChange("(definition)", "retyped", before=a.shape(d0), after=b.shape(d1))
+            )
+        if changes:
+            changed.append(DefinitionChange(name, _kind(d1), tuple(changes)))
+    definitions = Section(
+        added=tuple(sorted(new_defs.keys() - old_defs.keys())),
+        removed=tuple(sorted(old_defs.keys() - new_defs.keys())),
+        changed=tuple(changed),
+    )
+
+    def methods(module: ir.Module) -> dict[str, ir.Method]:
+        return {f"{m.direction}:{m.channel}:{m.name}": m for m in module.methods}
+
+    m0, m1 = methods(old), methods(new)
+
+    def row(key: str) -> dict[str, str]:
+        direction, channel, name = key.split(":", 2)
+        sender = "client → server" if direction == "client" else "server → client"
+        kind = (m1.get(key) or m0[key]).kind
+        return {"method": name, "direction": sender, "kind": kind, "channel": channel}
+
+    changed_methods = []
+    for key in sorted(m0.keys() & m1.keys()):
+        x, y = m0[key], m1[key]
+        notes = []
+        if x.result_type != y.result_type:
+            notes.append(f"result {x.result_type} → {y.result_type}")
+        if x.capability != y.capability:
+            notes.append(
+                f"gate {'.'.join(x.capability or ()) or 'none'} → {'.'.join(y.capability or ()) or 'none'}"
+            )
+        if x.params_required != y.params_required:
+            notes.append("params now required" if y.params_required else "params now optional")
+        if notes:
+            changed_methods.append({**row(key), "changes": notes})
+    method_section = Section(
+        added=tuple(row(k) for k in sorted(m1.keys() - m0.keys())),
+        removed=tuple(row(k) for k in sorted(m0.keys() - m1.keys())),
+        changed=tuple(changed_methods),
+    )
+    c0, c1 = _capability_paths(old, a), _capability_paths(new, b)
+    capabilities = Section(added=tuple(sorted(c1 - c0)), removed=tuple(sorted(c0 - c1)), changed=())
+    return Diff(old.version, new.version, definitions, method_section, capabilities)
+
+
+def to_json(d: Diff) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(d), indent=2)
+
+
+def to_markdown(d: Diff) -> str:
+    out = [f"# MCP {d.old} → {d.new}", ""]
+    s = d.methods
+    out.append(
+        f"## Methods ({len(s.added)} added, {len(s.removed)} removed, {len(s.changed)} changed)"
+    )
+    for title, rows in (("Added", s.added), ("Removed", s.removed)):
+        for r in rows:
+            where = "" if r["channel"] == "wire" else " (input request)"
+            out.append(f"- {title}: `{r['method']}` — {r['kind']}, {r['direction']}{where}")
+    for r in s.changed:
+        out.append(f"- Changed: `{r['method']}` ({r['direction']}): {'; '.join(r['changes'])}")
+    out.append("")
+    c = d.capabilities
+    out.append(f"## Capabilities ({len(c.added)} added, {len(c.removed)} removed)")
+    out += [f"- Added: `{p}`" for p in c.added] + [f"- Removed: `{p}`" for p in c.removed]
+    out.append("")
+    s = d.definitions
+    out.append(
+        f"## Definitions ({len(s.added)} added, {len(s.removed)} removed, {len(s.changed)} changed)"
+    )
+    if s.added:
+        out.append("- Added: " + ", ".join(f"`{n}`" for n in s.added))
+    if s.removed:
+        out.append("- Removed: " + ", ".join(f"`{n}`" for n in s.removed))
+    for change in s.changed:
+        out.append(f"- `{change.name}`:")
+        for f in change.changes:
+            detail = {
+                "added": f"added ({f.after})",
+                "removed": f"removed (was {f.before})",
+                "retyped": f"{f.before} → {f.after}",
+            }.get(f.change, f.change)
+            out.append(f"  - `{f.field}`: {detail}")
+    return "\n".join(out) + "\n"
