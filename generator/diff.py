@@ -1,8 +1,9 @@
 """What changed between two protocol versions, computed from their IR.
 
-Definitions are compared by schema name (hoisted inline objects are compared through the
-fields that reference them, so a changed params object shows up as a changed field type).
-Methods are compared per direction; capabilities field by field, recursively.
+Definitions are compared by name: the schema's own and the inline objects hoisted to
+named classes, whose names derive from where they sit (``CreateMessageRequestParams``),
+so an inline params object in one version and a named definition in the next compare
+field by field. Methods are compared per direction; capabilities field by field.
 """
 
 from __future__ import annotations
@@ -48,40 +49,26 @@ def _kind(d: ir.Definition) -> str:
 
 
 class _Describer:
-    """Readable type expressions, with hoisted inline objects spelled out structurally so
-    that their generated names never make two equal shapes look different."""
+    """Readable type expressions and the fields of each definition of one module."""
 
     def __init__(self, module: ir.Module) -> None:
         self.defs = module.lookup()
-        self.public = set(module.schema_names)
 
-    def type(self, t: ir.TypeExpr, depth: int = 0) -> str:
+    def type(self, t: ir.TypeExpr) -> str:
         if isinstance(t, ir.AnyType):
             return "any"
         if isinstance(t, ir.Scalar):
-            return {"float": "number", "int": "integer", "str": "string", "bool": "boolean"}.get(
-                t.kind, t.kind
-            )
+            names = {"float": "number", "int": "integer", "str": "string", "bool": "boolean"}
+            return names.get(t.kind, t.kind)
         if isinstance(t, ir.LiteralType):
             return " | ".join(repr(v) for v in t.values)
         if isinstance(t, ir.ArrayType):
-            return f"array of {self.type(t.item, depth)}"
+            return f"array of {self.type(t.item)}"
         if isinstance(t, ir.MapType):
-            return f"map of {self.type(t.value, depth)}"
+            return f"map of {self.type(t.value)}"
         if isinstance(t, ir.UnionType):
-            return " | ".join(self.type(m, depth) for m in t.members)
-        d = self.defs.get(t.name)
-        if t.name in self.public or d is None or depth > 2:
-            return t.name
-        if isinstance(d, ir.UnionDef):
-            return " | ".join(self.type(m, depth + 1) for m in d.members)
-        if isinstance(d, ir.AliasDef):
-            return self.type(d.target, depth + 1)
-        fields = ", ".join(
-            f"{f.wire_name}{'' if f.required else '?'}: {self.type(f.type, depth + 1)}"
-            for f in d.fields
-        )
-        return "{" + fields + "}"
+            return " | ".join(self.type(m) for m in t.members)
+        return t.name
 
     def fields(self, d: ir.Definition) -> dict[str, tuple[str, bool]]:
         """wire name → (type, required) of an object definition (tag included)."""
@@ -118,7 +105,7 @@ def _field_changes(
     return changes
 
 
-def _capability_paths(module: ir.Module, describer: _Describer) -> set[str]:
+def _capability_paths(module: ir.Module) -> set[str]:
     """Every field path under Client/ServerCapabilities, e.g. ``server.tools.listChanged``."""
     paths: set[str] = set()
     defs = module.lookup()
@@ -140,8 +127,7 @@ def _capability_paths(module: ir.Module, describer: _Describer) -> set[str]:
 
 def diff(old: ir.Module, new: ir.Module) -> Diff:
     a, b = _Describer(old), _Describer(new)
-    old_defs = {n: a.defs[n] for n in old.schema_names if n in a.defs}
-    new_defs = {n: b.defs[n] for n in new.schema_names if n in b.defs}
+    old_defs, new_defs = a.defs, b.defs
     changed = []
     for name in sorted(old_defs.keys() & new_defs.keys()):
         d0, d1 = old_defs[name], new_defs[name]
@@ -192,7 +178,7 @@ def diff(old: ir.Module, new: ir.Module) -> Diff:
         removed=tuple(row(k) for k in sorted(m0.keys() - m1.keys())),
         changed=tuple(changed_methods),
     )
-    c0, c1 = _capability_paths(old, a), _capability_paths(new, b)
+    c0, c1 = _capability_paths(old), _capability_paths(new)
     capabilities = Section(added=tuple(sorted(c1 - c0)), removed=tuple(sorted(c0 - c1)), changed=())
     return Diff(old.version, new.version, definitions, method_section, capabilities)
 
