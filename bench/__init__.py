@@ -11,5 +11,6 @@ BENCHMARKS: dict[str, str] = {
     "import_time": "import cost of a generated types module vs the SDK's mcp_types / mcp.types",
     "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI, plus mcpgen's phases",
     "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
+    "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
 }
 """Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""

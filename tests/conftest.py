@@ -14,9 +14,7 @@ from mcpgen.generator.pins import Pins, load_pins, schema_dir
 from mcpgen.generator.pipeline import Inputs, generate
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRROR = Path(
-    os.environ.get("MCPGEN_SCHEMA_SOURCE") or ROOT.parent / "shared" / "mcp-schema"
-)
+MIRROR = Path(os.environ.get("MCPGEN_SCHEMA_SOURCE") or ROOT.parent / "shared" / "mcp-schema")
 PINS = load_pins()
 VERSIONS = PINS.ordered()
 #: Filled by tests, printed at the end of the run.

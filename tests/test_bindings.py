@@ -17,18 +17,12 @@ def test_a_decoder_builds_for_every_definition(
 ) -> None:
     counts = {}
     for version, types in generated.items():
-        support = __import__(
-            types.__name__.rsplit(".", 2)[0] + "._support", fromlist=["x"]
-        )
+        support = __import__(types.__name__.rsplit(".", 2)[0] + "._support", fromlist=["x"])
         for name, tp in types.DEFINITIONS.items():
             support.decoder(tp)  # raises if msgspec rejects the type graph
-        assert set(types.DEFINITIONS) >= set(
-            _schema_names(version)
-        ), "every schema name exposed"
+        assert set(types.DEFINITIONS) >= set(_schema_names(version)), "every schema name exposed"
         counts[version] = len(types.DEFINITIONS)
-    REPORT["decoders built per version"] = ", ".join(
-        f"{v}={n}" for v, n in counts.items()
-    )
+    REPORT["decoders built per version"] = ", ".join(f"{v}={n}" for v, n in counts.items())
     assert all(n > 70 for n in counts.values())
 
 

@@ -78,9 +78,7 @@ def test_checksum_mismatch_names_the_file_and_writes_nothing(tmp_path: Path) -> 
     with pytest.raises(SchemaError) as info:
         fetch([SMALL, WITH_EXAMPLES], DirSource(mirror), PINS, dest)
     message = info.value.one_line()
-    assert (
-        str(example) in message and "sha256 mismatch" in message and "\n" not in message
-    )
+    assert str(example) in message and "sha256 mismatch" in message and "\n" not in message
     # the good version fetched first was not swapped in either: all or nothing
     assert not (dest / SMALL).exists() and not (dest / WITH_EXAMPLES).exists()
     assert leftovers(dest) == []
@@ -174,9 +172,7 @@ def test_fetch_over_http_and_unreachable_url(tmp_path: Path, http_mirror: str) -
 
 
 def test_the_default_source_is_the_pinned_upstream_url() -> None:
-    source = (
-        make_source(None, PINS) if not os.environ.get("MCPGEN_SCHEMA_SOURCE") else None
-    )
+    source = make_source(None, PINS) if not os.environ.get("MCPGEN_SCHEMA_SOURCE") else None
     url = UrlSource(PINS).url(SMALL, "schema.json")
     assert url == (
         "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/"
@@ -222,13 +218,9 @@ def test_cli_errors_are_one_line_with_exit_codes_and_then_it_works(
         result = run_cli(*args, schema_dir=dest)
         assert result.returncode == code, (args, result.stderr)
         lines = result.stderr.strip().splitlines()
-        assert (
-            len(lines) == 1 and lines[0].startswith("error: ") and "hint:" in lines[0]
-        ), lines
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "hint:" in lines[0], lines
         assert "Traceback" not in result.stderr
-    ok = run_cli(
-        "schema", "fetch", "--version", SMALL, "--from", str(MIRROR), schema_dir=dest
-    )
+    ok = run_cli("schema", "fetch", "--version", SMALL, "--from", str(MIRROR), schema_dir=dest)
     assert ok.returncode == 0, ok.stderr
     assert f"{SMALL}: fetched" in ok.stdout
     missing = run_cli(
@@ -241,10 +233,7 @@ def test_cli_errors_are_one_line_with_exit_codes_and_then_it_works(
         "x",
         schema_dir=dest,
     )
-    assert (
-        missing.returncode == 3
-        and "mcpgen schema fetch --version 2025-03-26" in missing.stderr
-    )
+    assert missing.returncode == 3 and "mcpgen schema fetch --version 2025-03-26" in missing.stderr
 
 
 def test_schema_add_pins_hashes_dialect_and_era(tmp_path: Path) -> None:
@@ -252,9 +241,7 @@ def test_schema_add_pins_hashes_dialect_and_era(tmp_path: Path) -> None:
     shutil.copy(PINS_FILE, pins_path)
     mirror = tmp_path / "mirror"
     shutil.copytree(MIRROR / "draft", mirror / "2099-01-01")
-    pin = add_pin(
-        "2099-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema"
-    )
+    pin = add_pin("2099-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema")
     assert pin.era == "modern" and pin.dialect == "2020-12" and len(pin.files) == 130
     saved = load_pins(pins_path)
     assert saved.get("2099-01-01").files == pin.files
@@ -262,9 +249,7 @@ def test_schema_add_pins_hashes_dialect_and_era(tmp_path: Path) -> None:
     assert is_fetched("2099-01-01", saved, tmp_path / "schema")
     shutil.copytree(MIRROR / "2024-11-05", mirror / "2098-01-01")
     assert (
-        add_pin(
-            "2098-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema"
-        ).era
+        add_pin("2098-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema").era
         == "legacy"
     )
     with pytest.raises(UsageError):
@@ -281,9 +266,7 @@ def test_schema_add_pins_hashes_dialect_and_era(tmp_path: Path) -> None:
     (mirror / "2096-01-01").mkdir()
     (mirror / "2096-01-01" / "schema.json").write_text("[1, 2")
     with pytest.raises(SchemaError, match="malformed JSON"):
-        add_pin(
-            "2096-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema"
-        )
+        add_pin("2096-01-01", "abc1234", str(mirror), None, pins_path, tmp_path / "schema")
     # failures left the pins file as it was after the successful adds
     assert msgspec.json.decode(pins_path.read_bytes())["versions"].keys() == json.loads(
         msgspec.json.encode(saved)

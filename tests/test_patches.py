@@ -26,21 +26,15 @@ def test_every_patch_has_a_reason_and_a_test() -> None:
         assert patch.ops[0].op == "test", f"{patch.id}: first op must assert the defect"
 
 
-@pytest.mark.parametrize(
-    ("patch", "version"), CASES, ids=[f"{p.id}@{v}" for p, v in CASES]
-)
-def test_upstream_still_has_the_defect(
-    patch: Patch, version: str, fetched: Path
-) -> None:
+@pytest.mark.parametrize(("patch", "version"), CASES, ids=[f"{p.id}@{v}" for p, v in CASES])
+def test_upstream_still_has_the_defect(patch: Patch, version: str, fetched: Path) -> None:
     """Fails once upstream fixes the defect: then the patch must go."""
     doc = json.loads((fetched / version / "schema.json").read_bytes())
     for op in patch.ops:
         apply_operation(doc, op, patch)
 
 
-@pytest.mark.parametrize(
-    ("patch", "version"), CASES, ids=[f"{p.id}@{v}" for p, v in CASES]
-)
+@pytest.mark.parametrize(("patch", "version"), CASES, ids=[f"{p.id}@{v}" for p, v in CASES])
 def test_a_fixed_upstream_makes_the_patch_fail_loudly(
     patch: Patch, version: str, fetched: Path
 ) -> None:
@@ -62,6 +56,4 @@ def test_patches_change_what_they_claim(fetched: Path) -> None:
         "boolean",
         "null",
     ]
-    assert doc["$defs"]["ClientNotification"] == {
-        "$ref": "#/$defs/CancelledNotification"
-    }
+    assert doc["$defs"]["ClientNotification"] == {"$ref": "#/$defs/CancelledNotification"}
