@@ -54,7 +54,7 @@ def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
     stubs = build_stubs(module, inputs.overrides)
     files = {
         "__init__.py": env.get_template("version_init.py.j2").render(
-            version=module.version, era=module.era
+            version=module.version, era=module.era, methods=module.methods
         ),
         "types.py": env.get_template("types.py.j2").render(m=view),
     }

@@ -5,7 +5,8 @@ It imports no generated module: the application's generated handlers or client c
 carry their version's binding in, and sibling versions come from the same package.
 """
 
-from .client import ClientSession, http_client, stdio_client
+from typing import TYPE_CHECKING, Any
+
 from .connection import Connection, State
 from .errors import (
     INTERNAL_ERROR,
@@ -20,6 +21,21 @@ from .errors import (
 from .negotiation import ERAS, Versions
 from .server import Server
 from .session import RequestScope, Session, Transport
+
+if TYPE_CHECKING:
+    from .client import ClientSession, http_client, stdio_client
+
+#: Client-side names load on first use: a server need not import the client.
+_LAZY = {"ClientSession": ".client", "http_client": ".client", "stdio_client": ".client"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ERAS",

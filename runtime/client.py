@@ -71,11 +71,10 @@ class ClientSession:
     ) -> None:
         self.binding = binding
         self.handlers = handlers
-        self.local = VersionInfo.of(binding)
         self.versions = Versions.around(binding, versions)
-        bindings = [info.binding for info in self.versions.infos.values()]
+        self.local = self.versions.local
         caps = (
-            derive_capabilities(handlers, bindings, "server", capabilities)
+            derive_capabilities(handlers, self.versions, "server", capabilities)
             if handlers
             else dict(capabilities or {})
         )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -71,8 +70,7 @@ class State(enum.Enum):
 # -- events -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Send:
+class Send(msgspec.Struct, frozen=True):
     """Write these bytes to the peer (one frame)."""
 
     data: bytes
@@ -85,8 +83,7 @@ class Send:
     final: bool = True
 
 
-@dataclass(frozen=True)
-class Peer:
+class Peer(msgspec.Struct, frozen=True):
     """Who sent a modern request: everything a legacy session would hold, per request."""
 
     version: VersionInfo
@@ -95,8 +92,7 @@ class Peer:
     log_level: str | None
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(msgspec.Struct, frozen=True):
     """Multi-round-trip bookkeeping of one modern request: answers so far, and what the
     ``requestState`` it will hand out must bind to."""
 
@@ -104,16 +100,14 @@ class Inputs:
     digest: str
 
 
-@dataclass(frozen=True)
-class BatchOpened:
+class BatchOpened(msgspec.Struct, frozen=True):
     """A batch arrived; its replies go out together once ``expected`` are ready."""
 
     batch: int
     expected: int
 
 
-@dataclass(frozen=True)
-class IncomingRequest:
+class IncomingRequest(msgspec.Struct, frozen=True):
     id: RequestId
     spec: MethodSpec
     params: Any
@@ -124,8 +118,7 @@ class IncomingRequest:
     inputs: Inputs | None = None
 
 
-@dataclass(frozen=True)
-class Listen:
+class Listen(msgspec.Struct, frozen=True):
     """A modern ``subscriptions/listen``: keep its stream open and tag what goes on it."""
 
     id: RequestId
@@ -134,47 +127,40 @@ class Listen:
     peer: Peer
 
 
-@dataclass(frozen=True)
-class IncomingNotification:
+class IncomingNotification(msgspec.Struct, frozen=True):
     spec: MethodSpec
     params: Any
 
 
-@dataclass(frozen=True)
-class Cancel:
+class Cancel(msgspec.Struct, frozen=True):
     request_id: RequestId
     reason: str | None
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(msgspec.Struct, frozen=True):
     token: str | int
     progress: float
     total: float | None
     message: str | None
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(msgspec.Struct, frozen=True):
     id: RequestId
     result: Any
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(msgspec.Struct, frozen=True):
     id: RequestId
     error: McpError
 
 
-@dataclass(frozen=True)
-class Negotiated:
+class Negotiated(msgspec.Struct, frozen=True):
     """The handshake settled on ``version`` (server: initialize answered; client: accepted)."""
 
     version: str
 
 
-@dataclass(frozen=True)
-class Refused:
+class Refused(msgspec.Struct, frozen=True):
     """The handshake failed: the client cannot speak what the server answered."""
 
     error: NegotiationError
@@ -235,8 +221,7 @@ class _InputRequiredProbe(msgspec.Struct):
     requestState: str | None = None
 
 
-@dataclass(frozen=True)
-class InputRequiredAnswer:
+class InputRequiredAnswer(msgspec.Struct, frozen=True):
     """A modern server needs input before it can answer; the client fulfils ``requests``
     and retries with the answers and ``state`` (passed back unchanged)."""
 
@@ -244,8 +229,7 @@ class InputRequiredAnswer:
     state: str | None
 
 
-@dataclass
-class _Pending:
+class _Pending(msgspec.Struct):
     method: str
     #: Result type in the peer's version and in the application's.
     peer_result: Any
@@ -285,32 +269,52 @@ def _error_frame(request_id: RequestId | None, error: McpError) -> bytes:
     return jsonrpc.encode_error(request_id, error.code, error.message, error.data)
 
 
-@dataclass
 class Connection:
-    """One MCP connection seen from one side."""
+    """One MCP connection seen from one side.
 
-    role: Role
-    versions: Versions
-    #: The version the application's handlers are typed against: params and results are
-    #: decoded with its types whatever version was negotiated.
-    local: VersionInfo
-    info: dict[str, Any]
-    capabilities: dict[str, Any]
-    instructions: str | None = None
-    #: Signs the ``requestState`` of modern multi-round requests (share its key across
-    #: workers that serve the same clients).
-    signer: modern.StateSigner = field(default_factory=modern.StateSigner)
-    state: State = State.NEW
-    version: VersionInfo | None = None
-    peer_info: dict[str, Any] = field(default_factory=dict)
-    peer_capabilities: dict[str, Any] = field(default_factory=dict)
-    #: Lowest level of log notifications sent (server; ``logging/setLevel``).
-    log_level: str | None = None
-    _next_id: int = 0
-    _next_batch: int = 0
-    _pending: dict[RequestId, _Pending] = field(default_factory=dict)
-    _offered: tuple[str, ...] = ()
-    _init_id: RequestId | None = None
+    ``local`` is the version the application's handlers are typed against: params and
+    results are decoded with its types whatever version a peer speaks. ``state_key`` signs
+    the ``requestState`` of modern multi-round requests (workers that serve the same
+    clients share it; default: a random key), with a signer made on first use.
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        versions: Versions,
+        local: VersionInfo,
+        info: dict[str, Any],
+        capabilities: dict[str, Any],
+        instructions: str | None = None,
+        state_key: bytes | None = None,
+    ) -> None:
+        self.role = role
+        self.versions = versions
+        self.local = local
+        self.info = info
+        self.capabilities = capabilities
+        self.instructions = instructions
+        self.state_key = state_key
+        self._signer: Any = None
+        self.state = State.NEW
+        self.version: VersionInfo | None = None
+        self.peer_info: dict[str, Any] = {}
+        self.peer_capabilities: dict[str, Any] = {}
+        #: Lowest level of log notifications sent (server; ``logging/setLevel``).
+        self.log_level: str | None = None
+        self._next_id = 0
+        self._next_batch = 0
+        self._pending: dict[RequestId, _Pending] = {}
+        self._offered: tuple[str, ...] = ()
+        self._init_id: RequestId | None = None
+
+    @property
+    def signer(self) -> Any:
+        if self._signer is None:
+            from .state import StateSigner
+
+            self._signer = StateSigner(self.state_key) if self.state_key else StateSigner()
+        return self._signer
 
     @property
     def peer(self) -> str:
@@ -391,7 +395,7 @@ class Connection:
             return True
         if m.method == "initialize":
             return False
-        return not any(self.versions[v].spec("client", m.method) for v in legacy)
+        return not self.versions.has("legacy", "client", m.method)
 
     def _modern_request(
         self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
@@ -469,11 +473,13 @@ class Connection:
     def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
         """Answers the client gave so far: those carried by a verified ``requestState``
         plus this round's ``inputResponses``."""
-        digest = modern.params_digest(m.params)
+        from .state import StateError, params_digest
+
+        digest = params_digest(m.params)
         answers: dict[str, Any] = {}
         if p.requestState is not UNSET:
             if not isinstance(p.requestState, str):
-                raise modern.StateError("not a string")
+                raise StateError("not a string")
             answers.update(self.signer.verify(p.requestState, m.method, digest))
         if p.inputResponses is not UNSET and p.inputResponses is not None:
             if not isinstance(p.inputResponses, dict):
@@ -647,7 +653,7 @@ class Connection:
         try:
             chosen = answer_initialize(params.protocolVersion, self.versions)
         except NegotiationError:
-            supported = list(self.versions.infos)
+            supported = list(self.versions)
             raise McpError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version: this server does not speak the initialize handshake",

@@ -8,8 +8,8 @@ the sibling versions of the same generated package.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+import msgspec
 from typing import Any
 
 from .errors import NegotiationError
@@ -18,8 +18,7 @@ Binding = Any  # the generated ``_support.Binding`` (a NamedTuple); duck-typed h
 MethodSpec = Any
 
 
-@dataclass(frozen=True)
-class EraRules:
+class EraRules(msgspec.Struct, frozen=True, kw_only=True):
     """How a connection behaves in one era of the protocol."""
 
     #: ``initialize`` / ``notifications/initialized`` precede everything else.
@@ -32,7 +31,7 @@ class EraRules:
     #: request's ``_meta`` rather than in session state.
     stateless: bool
     #: Error codes this era renames (e.g. modern peers get INVALID_PARAMS, never -32002).
-    error_codes: Mapping[int, int] = field(default_factory=dict)
+    error_codes: Mapping[int, int] = msgspec.field(default_factory=dict)
     #: Key every result of this era carries (dropped when a result goes to another era).
     result_type_key: str | None = None
 
@@ -55,16 +54,15 @@ ERAS: Mapping[str, EraRules] = {
 }
 
 
-@dataclass(frozen=True)
-class VersionInfo:
+class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
     """One version's binding with its dispatch table split by sender and kind."""
 
     binding: Binding
     rules: EraRules
     #: (sender, method) → spec, for wire messages.
-    table: Mapping[tuple[str, str], MethodSpec] = field(repr=False)
+    table: Mapping[tuple[str, str], MethodSpec]
     #: The same, also counting 2026 input requests (which travel inside results).
-    typed: Mapping[tuple[str, str], MethodSpec] = field(repr=False, default_factory=dict)
+    typed: Mapping[tuple[str, str], MethodSpec] = msgspec.field(default_factory=dict)
     #: Version allows JSON-RPC batches (its schema defines a batch request).
     batching: bool = False
 
@@ -101,18 +99,32 @@ def _package_of(binding: Binding) -> str:
     return binding.types.__name__.rsplit(".", 2)[0]
 
 
-@dataclass(frozen=True)
-class Versions:
-    """The protocol versions one side accepts, newest last, with their bindings."""
+#: (sender, kind, channel, name, handler, capability) — a version's ``METHOD_INDEX`` row.
+MethodRow = tuple[str, str, str, str, str, "tuple[str, ...] | None"]
 
-    infos: Mapping[str, VersionInfo]
+
+class Versions:
+    """The protocol versions one side accepts, newest last.
+
+    Only the version the application is typed against is loaded up front; another
+    version's full binding (its types and dispatch table) is imported the first time a
+    peer speaks it. Which methods each version has comes from the light ``METHOD_INDEX``
+    of its package, which imports no types.
+    """
+
+    def __init__(self, package: str, eras: Mapping[str, str], local: VersionInfo) -> None:
+        self.package = package
+        self.eras = dict(eras)
+        self.local = local
+        self._infos: dict[str, VersionInfo] = {local.version: local}
+        self._rows: dict[str, tuple[MethodRow, ...]] = {}
 
     @classmethod
     def around(cls, binding: Binding, versions: Iterable[str] | None = None) -> Versions:
         """Versions of ``binding``'s generated package: ``versions``, or by default every
         dated version generated beside it (``draft`` only when asked for)."""
-        index = importlib.import_module(_package_of(binding))
-        available: Mapping[str, str] = index.ERAS
+        package = _package_of(binding)
+        available: Mapping[str, str] = importlib.import_module(package).ERAS
         if versions is None:
             chosen = [v for v in available if v != "draft"]
             if binding.version not in chosen:
@@ -124,22 +136,49 @@ class Versions:
                 raise NegotiationError(
                     f"versions {unknown} are not generated; have {sorted(available)}"
                 )
-        infos = {}
-        for version in sorted(chosen, key=lambda v: (v == "draft", v)):
-            if version == binding.version:
-                infos[version] = VersionInfo.of(binding)
-            else:
-                infos[version] = VersionInfo.of(index.load(version, "methods").BINDING)
-        return cls(infos)
+        ordered = sorted(chosen, key=lambda v: (v == "draft", v))
+        return cls(package, {v: available[v] for v in ordered}, VersionInfo.of(binding))
 
     def __contains__(self, version: object) -> bool:
-        return version in self.infos
+        return version in self.eras
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.eras)
 
     def __getitem__(self, version: str) -> VersionInfo:
-        return self.infos[version]
+        info = self._infos.get(version)
+        if info is None:
+            if version not in self.eras:
+                raise KeyError(version)
+            name = importlib.import_module(self.package).VERSIONS[version]
+            methods = importlib.import_module(f"{self.package}.{name}.methods")
+            info = self._infos[version] = VersionInfo.of(methods.BINDING)
+        return info
+
+    def rows(self, version: str) -> tuple[MethodRow, ...]:
+        """The method index of ``version`` (cheap: no types are imported)."""
+        rows = self._rows.get(version)
+        if rows is None:
+            name = importlib.import_module(self.package).VERSIONS[version]
+            rows = self._rows[version] = importlib.import_module(
+                f"{self.package}.{name}"
+            ).METHOD_INDEX
+        return rows
+
+    def all_rows(self) -> Iterator[MethodRow]:
+        for version in self.eras:
+            yield from self.rows(version)
+
+    def has(self, era: str, sender: str, method: str) -> bool:
+        """Whether any accepted version of ``era`` has ``method`` on the wire from ``sender``."""
+        return any(
+            row[0] == sender and row[2] == "wire" and row[3] == method
+            for v in self.of_era(era)
+            for row in self.rows(v)
+        )
 
     def of_era(self, era: str) -> list[str]:
-        return [v for v, info in self.infos.items() if info.era == era]
+        return [v for v, e in self.eras.items() if e == era]
 
     def latest(self, era: str) -> str | None:
         dated = [v for v in self.of_era(era) if v != "draft"]

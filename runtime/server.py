@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
-from .modern import StateSigner
 from .negotiation import VersionInfo, Versions
 from .session import RequestScope, Session, Transport
 
@@ -47,24 +45,21 @@ def _set(capabilities: dict[str, Any], path: tuple[str, ...], leaf: Any) -> None
 
 
 def derive_capabilities(
-    handlers: object,
-    bindings: Iterable[Any],
-    sender: str,
-    extra: Mapping[str, Any] | None = None,
+    handlers: object, versions: Versions, sender: str, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """Capabilities implied by the handlers a side implements: a gated request (sent by
     ``sender``) in any of the versions served whose handler is implemented turns its
     capability on."""
     caps: dict[str, Any] = {}
-    for spec in (m for binding in bindings for m in binding.methods):
-        if spec.kind != "request" or spec.direction != sender or not spec.capability:
+    for row_sender, kind, _, _, handler, capability in versions.all_rows():
+        if kind != "request" or row_sender != sender or not capability:
             continue
-        if not implemented(handlers, spec.handler):
+        if not implemented(handlers, handler):
             continue
-        leaf: Any = {} if len(spec.capability) == 1 else True
-        if len(spec.capability) > 1 and spec.capability[0] == "tasks":
+        leaf: Any = {} if len(capability) == 1 else True
+        if len(capability) > 1 and capability[0] == "tasks":
             leaf = {}  # task capabilities are objects, not flags
-        _set(caps, spec.capability, leaf)
+        _set(caps, capability, leaf)
     for key, value in (extra or {}).items():
         if isinstance(value, Mapping) and isinstance(caps.get(key), dict):
             caps[key].update(value)
@@ -99,24 +94,28 @@ class Server:
     ) -> None:
         self.handlers = handlers
         env_key = os.environ.get("MCPGEN_STATE_KEY")
-        key = state_key or (bytes.fromhex(env_key) if env_key else secrets.token_bytes(32))
-        self.signer = StateSigner(key)
+        self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
         binding = type(handlers).__binding__
-        self.local = VersionInfo.of(binding)
         self.versions = Versions.around(binding, versions)
+        self.local = self.versions.local
         self.context_class = getattr(type(handlers), "__context__", None)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
         self.instructions = instructions
-        bindings = [info.binding for info in self.versions.infos.values()]
-        caps = derive_capabilities(handlers, bindings, "client", capabilities)
+        caps = derive_capabilities(handlers, self.versions, "client", capabilities)
         if logging:
             caps.setdefault("logging", {})
         for kind in list_changed:
             if kind in caps:
                 caps[kind]["listChanged"] = True
         self.capabilities = caps
+        #: Handler name → bound method, for every method the handlers implement.
+        self.implemented = {
+            row[4]: getattr(handlers, row[4])
+            for row in self.versions.all_rows()
+            if row[0] == "client" and implemented(handlers, row[4])
+        }
         self.sessions: set[Session] = set()
         #: HTTP apps serving this server (they hold their own sessions and listen streams).
         self.apps: list[Any] = []
@@ -129,19 +128,19 @@ class Server:
             info=self.info,
             capabilities=self.capabilities,
             instructions=self.instructions,
-            signer=self.signer,
+            state_key=self.state_key,
         )
 
     async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
-        handler = getattr(self.handlers, event.spec.handler, None)
-        if handler is None or not implemented(self.handlers, event.spec.handler):
+        handler = self.implemented.get(event.spec.handler)
+        if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         ctx = self.context_class(scope) if self.context_class is not None else scope
         return await handler(event.params, ctx)
 
     async def on_notification(self, event: c.IncomingNotification) -> None:
-        hook = getattr(self.handlers, event.spec.handler, None)
-        if hook is not None and implemented(self.handlers, event.spec.handler):
+        hook = self.implemented.get(event.spec.handler)
+        if hook is not None:
             await hook(event.params)
 
     async def serve(self, transport: Transport) -> None:
