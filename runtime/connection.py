@@ -570,7 +570,12 @@ class Connection:
         if version is self.local or spec.params is None or local.params is None:
             return self._decode_params(raw, local, self.local)
         plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
-        if self.local.rules.stateless and not version.rules.stateless and isinstance(plain, dict):
+        if (
+            self.role == "server"
+            and self.local.rules.stateless
+            and not version.rules.stateless
+            and isinstance(plain, dict)
+        ):
             plain["_meta"] = {
                 **self._session_meta(version),
                 **(plain.get("_meta") or {}),
