@@ -12,5 +12,6 @@ BENCHMARKS: dict[str, str] = {
     "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI, plus mcpgen's phases",
     "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
     "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
+    "scaffold": "mcpgen new + fresh venv + pip install + first tool call from the SDK client",
 }
 """Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""
