@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .fsops import replace_directory
 from .errors import SchemaError, UsageError
 from .pins import Pin, Pins, load_pins, schema_dir
 
@@ -204,23 +205,12 @@ def fetch(
                 target.write_bytes(_checked(source, version, path, expected))
             outcome[version] = "fetched"
         for version, stage in staged.items():
-            _swap_into_place(stage, root / version)
+            replace_directory(stage, root / version)
         staged.clear()
     finally:
         for stage in staged.values():
             shutil.rmtree(stage, ignore_errors=True)
     return outcome
-
-
-def _swap_into_place(stage: Path, final: Path) -> None:
-    old = None
-    if final.exists():
-        old = final.with_name(f".{final.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        final.rename(old)
-    stage.rename(final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def read_schema(version: str, pins: Pins | None = None, root: Path | None = None) -> bytes:

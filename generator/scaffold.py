@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .emit import environment, format_python
+from .fsops import replace_directory
 from .errors import EXIT_EXISTS, McpgenError, UsageError
 from .pins import PACKAGE_DIR, module_name
 from .pipeline import Inputs, build_ir, generate
@@ -124,19 +125,8 @@ def new_project(
         if progress:
             progress(f"vendoring bindings for {', '.join(chosen)} into {package}/mcp")
         generate(chosen, f"{package}.mcp", staging, inputs=inputs, jobs=1)
-        _replace(staging, target)
+        replace_directory(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
-
-
-def _replace(staging: Path, target: Path) -> None:
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-    staging.rename(target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
