@@ -37,6 +37,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+#: A request carries modern per-request metadata (then it needs no session).
+_PROTOCOL_META = b"io.modelcontextprotocol/protocolVersion"
 MAX_BODY = 4 * 1024 * 1024
 #: Events a legacy session keeps per stream for resumption.
 EVENT_LOG_SIZE = 256
@@ -64,10 +66,23 @@ class Stream:
     queue: asyncio.Queue[tuple[bytes, bool, int | None]] = field(default_factory=asyncio.Queue)
     log: deque[tuple[str, bytes]] = field(default_factory=lambda: deque(maxlen=EVENT_LOG_SIZE))
     counter: int = 0
+    #: Requests of the POST not yet answered on this stream.
+    pending: set[RequestId] = field(default_factory=set)
     done: bool = False
 
     def put(self, data: bytes, final: bool, status: int | None = None) -> None:
         self.queue.put_nowait((data, final, status))
+
+    def answered(self, data: bytes, final: bool) -> bool:
+        """Count a frame; True once it completed every request of the stream. A batch
+        reply (a JSON array) answers them all at once."""
+        if final:
+            if data[:1] == b"[":
+                self.pending.clear()
+            elif self.pending:
+                self.pending.pop()
+        self.done = not self.pending
+        return self.done
 
     def record(self, data: bytes) -> str:
         self.counter += 1
@@ -216,7 +231,7 @@ class McpHttpApp:
                 _error_body(INVALID_REQUEST, "Unsupported Media Type: use application/json"),
             )
             return
-        accept = headers.get("accept", "")
+        accept = headers.get("accept", "").lower()
         if not (
             "*/*" in accept or ("application/json" in accept and "text/event-stream" in accept)
         ):
@@ -251,17 +266,42 @@ class McpHttpApp:
                     ),
                 )
                 return
+            stated = headers.get("mcp-protocol-version")
+            if stated is not None and stated not in self.server.versions:
+                # The header SHOULD name the negotiated version; one this server does not
+                # speak at all is refused (some clients send an older supported one).
+                message = f"Bad Request: unsupported MCP-Protocol-Version {stated!r}"
+                await _respond(
+                    send,
+                    400,
+                    _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
+                )
+                return
             await self._exchange(
                 legacy.session, legacy.router, body, requests, None, receive, send, legacy
             )
             return
         version = headers.get("mcp-protocol-version")
         legacy_versions = self.server.versions.of_era("legacy")
-        if (version is None or version in legacy_versions) and any(
-            isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages
-        ):
-            await self._initialize(body, requests, receive, send)
-            return
+        if version is None or version in legacy_versions:
+            if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
+                await self._initialize(body, requests, receive, send)
+                return
+            needs_session = [
+                m for m in messages if not (isinstance(m, jsonrpc.Request) and m.method == "ping")
+            ]
+            if (
+                needs_session
+                and not any(isinstance(m, jsonrpc.Invalid) for m in messages)
+                and (version is not None or _PROTOCOL_META not in body)
+            ):
+                message = "Bad Request: Mcp-Session-Id required (start a session with initialize)"
+                await _respond(
+                    send,
+                    400,
+                    _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
+                )
+                return
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
         await self._exchange(
@@ -295,31 +335,35 @@ class McpHttpApp:
         extra_headers: dict[str, str] | None = None,
     ) -> None:
         """Feed one POST body to ``session`` and write what it answers."""
-        stream = legacy.new_stream() if legacy is not None else Stream("r")
         expected = set(requests)
-        if not expected:
-            stream = Stream("n")  # notifications and responses: answered with 202 unless refused
-        for request_id in expected:
-            router.by_request[request_id] = stream
+        if not expected:  # notifications and responses: 202, unless refused
+            stream = Stream("n")
+        else:
+            stream = legacy.new_stream() if legacy is not None else Stream("r")
+            stream.pending = set(expected)
+            for request_id in expected:
+                router.by_request[request_id] = stream
+        router.feeding = stream
         try:
-            router.feeding = stream
-            try:
-                await session.feed(body, http)
-            finally:
-                router.feeding = None
-            if not expected:
-                await self._accepted_or_refused(stream, send, extra_headers)
-                return
-            listening = [i for i in expected if i in session.listening]
-            if listening:
-                self.listeners.add(session)
-            await self._write(
-                stream, send, receive, session, expected, legacy, extra_headers, bool(listening)
-            )
+            await session.feed(body, http)
         finally:
+            router.feeding = None
+        if not expected:
+            await self._accepted_or_refused(stream, send, extra_headers)
+            return
+        listening = [i for i in expected if i in session.listening]
+        if listening:
+            self.listeners.add(session)
+        try:
+            done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
+        finally:
+            self.listeners.discard(session)
+        if not done and legacy is None:  # the client left: for a modern request, a cancellation
+            self._cancel(session, expected)
+        if done or legacy is None:
             for request_id in expected:
                 router.by_request.pop(request_id, None)
-            self.listeners.discard(session)
+        # A legacy stream the client left keeps collecting its answers (resumable by GET).
 
     async def _accepted_or_refused(
         self, stream: Stream, send: Send, extra: dict[str, str] | None
@@ -335,47 +379,41 @@ class McpHttpApp:
         stream: Stream,
         send: Send,
         receive: Receive,
-        session: Session,
-        expected: set[RequestId],
         legacy: LegacySession | None,
         extra: dict[str, str] | None,
         keep_open: bool,
-    ) -> None:
+    ) -> bool:
         """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
-        once every request of the POST is answered (or, for a listen, when the client goes)."""
+        once every request of the POST is answered (or, for a listen, when the client goes).
+        Returns False if the client disconnected first."""
         disconnect = asyncio.ensure_future(_wait_disconnect(receive))
         try:
             first = await _next(stream, disconnect)
             if first is None:
-                self._cancel(session, expected)
-                return
+                return False
             data, final, status = first
-            # a batch reply (a JSON array) answers every request of the POST at once
-            remaining = 0 if data[:1] == b"[" else len(expected) - (1 if final else 0)
-            if final and remaining <= 0 and not keep_open:
+            if stream.answered(data, final) and not keep_open:
                 await _respond(send, status or 200, data, extra=extra)
-                return
+                return True
             await _start_sse(send, extra)
             if legacy is not None and _polls(legacy):
                 await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
             await _sse_event(send, data, stream.record(data) if legacy else None)
-            while remaining > 0 or keep_open:
+            while not stream.done or keep_open:
                 item = await _next(stream, disconnect)
                 if item is None:
-                    self._cancel(session, expected)
-                    return
-                data, final, _ = item
-                if not data:
+                    return False
+                if not item[0]:
                     break
-                await _sse_event(send, data, stream.record(data) if legacy else None)
-                if final:
-                    remaining -= 1
+                stream.answered(item[0], item[1])
+                await _sse_event(send, item[0], stream.record(item[0]) if legacy else None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return True
         finally:
             disconnect.cancel()
 
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
-        """The client went away: for modern requests that is a cancellation."""
+        """The client went away from a modern request: that is its cancellation."""
         for request_id in requests:
             running = session._handlers.get(request_id)  # noqa: SLF001 - same package
             if running is not None:
@@ -386,40 +424,27 @@ class McpHttpApp:
     # -- GET and DELETE (legacy sessions) ----------------------------------------------------
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if "text/event-stream" not in headers.get("accept", ""):
+        if "text/event-stream" not in headers.get("accept", "").lower():
             await _respond(
                 send,
                 406,
                 _error_body(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"),
             )
             return
-        legacy = self.sessions.get(headers.get("mcp-session-id", ""))
-        if legacy is None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
             await _respond(
                 send, 405, _error_body(INVALID_REQUEST, "GET needs a session"), allow=True
             )
             return
+        legacy = self.sessions.get(session_id)
+        if legacy is None:
+            await _respond(send, 404, _error_body(INVALID_REQUEST, "Session not found"))
+            return
         last = headers.get("last-event-id")
-        if last is not None and last.split(".", 1)[0] in legacy.streams:
-            stream = legacy.streams[last.split(".", 1)[0]]
-            await _start_sse(send, None)
-            seen = False
-            for event_id, data in list(stream.log):
-                if seen and data:
-                    await _sse_event(send, data, event_id)
-                seen = seen or event_id == last
-            disconnect = asyncio.ensure_future(_wait_disconnect(receive))
-            try:
-                while not stream.done:
-                    item = await _next(stream, disconnect)
-                    if item is None or not item[0]:
-                        break
-                    await _sse_event(send, item[0], stream.record(item[0]))
-                    if item[1]:
-                        break
-            finally:
-                disconnect.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        name = last.split(".", 1)[0] if last is not None else None
+        if last is not None and name in legacy.streams:
+            await self._resume(legacy.streams[name], last, receive, send)
             return
         stream = legacy.new_stream()
         legacy.router.standalone = stream
@@ -437,6 +462,26 @@ class McpHttpApp:
             disconnect.cancel()
             if legacy.router.standalone is stream:
                 legacy.router.standalone = None
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _resume(self, stream: Stream, last: str, receive: Receive, send: Send) -> None:
+        """Replay a stream's events after ``last``, then go on with what it still gets."""
+        await _start_sse(send, None)
+        seen = False
+        for event_id, data in list(stream.log):
+            if seen and data:
+                await _sse_event(send, data, event_id)
+            seen = seen or event_id == last
+        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            while not stream.done:
+                item = await _next(stream, disconnect)
+                if item is None or not item[0]:
+                    break
+                stream.answered(item[0], item[1])
+                await _sse_event(send, item[0], stream.record(item[0]))
+        finally:
+            disconnect.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
