@@ -18,11 +18,11 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .fsops import replace_directory
 from .errors import SchemaError, UsageError
-from .pins import Pin, Pins, load_pins, schema_dir
+from .pins import Era, Pin, Pins, load_pins, schema_dir
 
 SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
 URL_TIMEOUT_S = 30.0
@@ -287,7 +287,9 @@ def add_pin(
     if era is None:
         defs = schema_doc.get("$defs") or schema_doc.get("definitions") or {}
         era = "legacy" if "InitializeRequest" in defs else "modern"
-    pin = Pin(commit=commit, era=era, dialect=dialect, files=files)  # type: ignore[arg-type]
+    if era not in ("legacy", "modern"):
+        raise UsageError(f"invalid era {era!r}", "use legacy or modern")
+    pin = Pin(commit=commit, era=cast(Era, era), dialect=dialect, files=files)
     pins.versions[version] = pin
     fetch([version], source, pins, root)
     save_pins(pins, pins_path)
