@@ -30,7 +30,7 @@ from .errors import (
     McpError,
     NegotiationError,
 )
-from .negotiation import VersionInfo, Versions
+from .negotiation import Versions
 from .server import derive_capabilities, implemented
 from .session import ProgressCallback, RequestScope, Session, Transport
 from .toolheaders import ToolHeaders

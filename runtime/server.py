@@ -8,7 +8,7 @@ from typing import Any
 
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
-from .negotiation import VersionInfo, Versions
+from .negotiation import Versions
 from .session import RequestScope, Session, Transport
 
 #: What changed → the notification announcing it and the listen filter that asks for it.

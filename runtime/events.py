@@ -1,0 +1,134 @@
+"""What a ``Connection`` tells its driver: small frozen records, one per kind of event."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from .errors import McpError, NegotiationError
+from .jsonrpc import RequestId
+from .negotiation import MethodSpec, VersionInfo
+
+
+class Send(msgspec.Struct, frozen=True):
+    """Write these bytes to the peer (one frame)."""
+
+    data: bytes
+    batch: int | None = None
+    #: The request this frame answers or belongs to (HTTP routes it to that stream).
+    related: RequestId | None = None
+    #: HTTP status the transport should use when this frame answers a modern request.
+    status: int | None = None
+    #: The frame answers a request (or the frame that came in): nothing follows it.
+    final: bool = True
+
+
+class Peer(msgspec.Struct, frozen=True):
+    """Who sent a modern request: everything a legacy session would hold, per request."""
+
+    version: VersionInfo
+    info: Mapping[str, Any]
+    capabilities: Mapping[str, Any]
+    log_level: str | None
+
+
+class Inputs(msgspec.Struct, frozen=True):
+    """Multi-round-trip bookkeeping of one modern request: answers so far, and what the
+    ``requestState`` it will hand out must bind to."""
+
+    answers: dict[str, Any]
+    digest: str
+
+
+class BatchOpened(msgspec.Struct, frozen=True):
+    """A batch arrived; its replies go out together once ``expected`` are ready."""
+
+    batch: int
+    expected: int
+
+
+class IncomingRequest(msgspec.Struct, frozen=True):
+    id: RequestId
+    spec: MethodSpec
+    params: Any
+    meta: Mapping[str, Any]
+    batch: int | None = None
+    #: Set for modern requests (legacy requests rely on the session's state).
+    peer: Peer | None = None
+    inputs: Inputs | None = None
+
+
+class Listen(msgspec.Struct, frozen=True):
+    """A modern ``subscriptions/listen``: keep its stream open and tag what goes on it."""
+
+    id: RequestId
+    #: The notification types asked for (the filter), as plain JSON.
+    requested: Mapping[str, Any]
+    peer: Peer
+
+
+class IncomingNotification(msgspec.Struct, frozen=True):
+    spec: MethodSpec
+    params: Any
+
+
+class Cancel(msgspec.Struct, frozen=True):
+    request_id: RequestId
+    reason: str | None
+
+
+class Progress(msgspec.Struct, frozen=True):
+    token: str | int
+    progress: float
+    total: float | None
+    message: str | None
+
+
+class Answer(msgspec.Struct, frozen=True):
+    id: RequestId
+    result: Any
+
+
+class Failure(msgspec.Struct, frozen=True):
+    id: RequestId
+    error: McpError
+
+
+class Negotiated(msgspec.Struct, frozen=True):
+    """The handshake settled on ``version`` (server: initialize answered; client: accepted)."""
+
+    version: str
+
+
+class Refused(msgspec.Struct, frozen=True):
+    """The handshake failed: the client cannot speak what the server answered."""
+
+    error: NegotiationError
+
+
+Event = (
+    Send
+    | Listen
+    | BatchOpened
+    | IncomingRequest
+    | IncomingNotification
+    | Cancel
+    | Progress
+    | Answer
+    | Failure
+    | Negotiated
+    | Refused
+)
+
+
+# -- the state machine ----------------------------------------------------------------------
+
+
+class InputRequiredAnswer(msgspec.Struct, frozen=True):
+    """A modern server needs input before it can answer; the client fulfils ``requests``
+    and retries with the answers and ``state`` (passed back unchanged)."""
+
+    requests: dict[str, Any]
+    state: str | None
