@@ -168,6 +168,60 @@ def scored_scenarios(
     return names
 
 
+#: The scenarios a freshly scaffolded server must pass: they need no fixtures.
+SCAFFOLD_SCENARIOS = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
+
+
+def check_scaffold(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) -> int:
+    """Scaffold an HTTP project with ``mcpgen new``, serve it, and run the fixture-free
+    scenarios against it; returns the failed checks."""
+    made = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "new", "conformance-demo", "--transport", "http"],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if made.returncode != 0:
+        print(f"scaffold: mcpgen new failed: {made.stderr.strip()}")
+        return 1
+    port = free_port()
+    project = tmp / "conformance-demo"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "conformance_demo", "--transport", "http", "--port", str(port)],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project)},
+        stderr=subprocess.DEVNULL,
+    )
+    failed = 0
+    try:
+        wait_listening(port, 30)
+        url = f"http://127.0.0.1:{port}/mcp"
+        for scenario in SCAFFOLD_SCENARIOS:
+            out = tmp / f"scaffold-{scenario}"
+            args = [
+                "server",
+                "--url",
+                url,
+                "--scenario",
+                scenario,
+                "--spec-version",
+                "2025-11-25",
+                "-o",
+                str(out),
+            ]
+            code = run([*node, str(alpha), *args], ROOT, 300, env)
+            failed += code != 0
+            failed += report(f"scaffolded server, {scenario}", tally(out, False), None)
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return failed
+
+
 def main() -> int:
     env = dict(os.environ)
     binary = node_bin()
@@ -228,6 +282,7 @@ def main() -> int:
                     f"client, {ALPHA} --requirements {level} (auth out of scope)", scenarios, scored
                 )
                 failures += any(t.passed == 0 for n, t in scenarios.items() if n in scored)
+            failures += check_scaffold(node, alpha, env, Path(tmp))
     finally:
         server.terminate()
         try:
