@@ -40,6 +40,10 @@ C = TypeVar("C")
 Mode = Literal["auto", "legacy", "modern"]
 
 
+#: The era each server was last found to speak, by its URL or command line.
+KNOWN_ERAS: dict[str, str] = {}
+
+
 @dataclass
 class _InputContext:
     """What client handlers see when they answer a modern server's input request."""
@@ -116,8 +120,17 @@ class ClientSession:
         mode: Mode = "auto",
         timeout: float = 30.0,
         probe_timeout: float = 5.0,
+        server_key: str | None = None,
     ) -> str:
-        """Start the session over ``transport`` and settle the version; returns it."""
+        """Start the session over ``transport`` and settle the version; returns it.
+
+        ``server_key`` names the server (its URL or command line): the era ``auto`` finds
+        is remembered under it, so a later ``auto`` connection to a server known to be
+        legacy skips the probe; a failure forgets it, and the next connection probes again.
+        """
+        detect = mode == "auto"
+        if detect and server_key is not None and KNOWN_ERAS.get(server_key) == "legacy":
+            mode = "legacy"
         self.transport = transport
         self.session = Session(
             self.conn, transport, self._dispatch, self._on_notification, self.request_timeout
@@ -128,14 +141,19 @@ class ClientSession:
             transport.param_headers = self.tools.headers  # type: ignore[attr-defined]
         try:
             modern_versions = self.versions.of_era("modern")
+            found = None
             if mode != "legacy" and modern_versions:
                 found = await self._discover(
                     modern_versions, strict=mode == "modern", timeout=probe_timeout
                 )
-                if found is not None:
-                    return found
-            return await self._initialize(timeout)
+            if found is None:
+                found = await self._initialize(timeout)
+            if detect and server_key is not None:
+                KNOWN_ERAS[server_key] = self.era
+            return found
         except BaseException:
+            if detect and server_key is not None:
+                KNOWN_ERAS.pop(server_key, None)
             await self.close()
             raise
 
@@ -299,11 +317,16 @@ class ClientSession:
 
 @contextlib.asynccontextmanager
 async def _connected(
-    client_class: type[C], transport: Transport, handlers: Any, mode: Mode, options: dict[str, Any]
+    client_class: type[C],
+    transport: Transport,
+    handlers: Any,
+    mode: Mode,
+    options: dict[str, Any],
+    server_key: str,
 ) -> AsyncIterator[C]:
     session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
     try:
-        await session.connect(transport, mode=mode)
+        await session.connect(transport, mode=mode, server_key=server_key)
         yield client_class(session)  # type: ignore[call-arg]
     finally:
         await session.close()
@@ -331,7 +354,8 @@ async def stdio_client(
     from .stdio import StdioProcess
 
     process = await StdioProcess.spawn(command, args, env=env, cwd=cwd, stderr=stderr)
-    async with _connected(client_class, process, handlers, mode, options) as client:
+    key = " ".join([command, *args])
+    async with _connected(client_class, process, handlers, mode, options, key) as client:
         yield client
 
 
@@ -349,5 +373,5 @@ async def http_client(
     from .http_client import HttpClientTransport
 
     transport = HttpClientTransport(url, headers=headers)
-    async with _connected(client_class, transport, handlers, mode, options) as client:
+    async with _connected(client_class, transport, handlers, mode, options, url) as client:
         yield client

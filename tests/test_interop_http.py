@@ -846,3 +846,36 @@ async def test_stdio_auto_falls_back_to_initialize_on_legacy_only_server() -> No
     assert whoami["clientInfo"]["name"] == "mcpgen-client"
     # The server refused the probe at once: no wait for the probe timeout.
     assert elapsed < PROBE_TIMEOUT, elapsed
+
+
+async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second auto connection to a server known to be legacy skips the probe; a
+    failure forgets what was known."""
+    from mcpgen.runtime import client as runtime_client
+
+    args = ["-m", "tests.peers.slow_server", "--versions", ",".join(HANDSHAKE_VERSIONS)]
+    key = " ".join([sys.executable, *args])
+    monkeypatch.setattr(runtime_client, "KNOWN_ERAS", {})
+    probes: list[str] = []
+    real = runtime_client.ClientSession._discover
+
+    async def counting(self: Any, *a: Any, **k: Any) -> Any:
+        probes.append("discover")
+        return await real(self, *a, **k)
+
+    monkeypatch.setattr(runtime_client.ClientSession, "_discover", counting)
+    first = await detect_over_stdio(args)
+    assert first[1] == "legacy" and probes == ["discover"]
+    assert runtime_client.KNOWN_ERAS == {key: "legacy"}
+    second = await detect_over_stdio(args)
+    assert second[1] == "legacy" and probes == ["discover"], "no second probe"
+    with pytest.raises(Exception):
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
+                pass
+    runtime_client.KNOWN_ERAS[f"{sys.executable} -c pass"] = "legacy"
+    with pytest.raises(Exception):
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
+                pass
+    assert f"{sys.executable} -c pass" not in runtime_client.KNOWN_ERAS
