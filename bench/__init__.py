@@ -12,6 +12,7 @@ BENCHMARKS: dict[str, str] = {
     "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI, plus mcpgen's phases",
     "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
     "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
+    "http_calls": "tools/call req/s and latency over Streamable HTTP (uvicorn, wrk): mcpgen vs the SDK vs bare ASGI",
     "scaffold": "mcpgen new + fresh venv + pip install + first tool call from the SDK client",
 }
 """Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""

@@ -38,7 +38,7 @@ class Error(msgspec.Struct):
 
 
 NOT_FOUND = {"code": -32601, "message": "Method not found"}
-JSON = [(b"content-type", b"application/json")]
+JSON = (b"content-type", b"application/json")
 decode = msgspec.json.Decoder(Request).decode
 encode = msgspec.json.Encoder().encode
 
@@ -58,6 +58,10 @@ async def app(
                 return
     if scope["type"] != "http":
         return
+    if scope["method"] != "POST":
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
     body = b""
     while True:
         message = await receive()
@@ -74,8 +78,10 @@ async def app(
         )
     else:
         reply, status = Error(request.id, NOT_FOUND), 404
-    await send({"type": "http.response.start", "status": status, "headers": JSON})
-    await send({"type": "http.response.body", "body": encode(reply)})
+    data = encode(reply)
+    headers = [JSON, (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:
