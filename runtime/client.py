@@ -157,7 +157,7 @@ class ClientSession:
             await self.close()
             raise
 
-    async def _discover(self, offered: list[str], strict: bool, timeout: float) -> str | None:
+    async def _discover(self, offered: Sequence[str], strict: bool, timeout: float) -> str | None:
         """Probe with ``server/discover``; the version on success, None to fall back."""
         assert self.session is not None
         attempt = offered[-1]
@@ -173,7 +173,7 @@ class ClientSession:
                         attempt = common[-1]
                         continue
                     raise NegotiationError(
-                        f"server speaks {supported}; this client offers {offered}"
+                        f"server speaks {supported}; this client offers {list(offered)}"
                     ) from None
                 if strict or exc.code in MODERN_ERRORS:
                     raise

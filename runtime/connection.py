@@ -220,7 +220,14 @@ class Connection:
     def receive(self, frame: bytes | str, http: modern.HttpHeaders | None = None) -> list[Event]:
         """Everything one incoming frame (a line, an HTTP body) asks of this side;
         ``http`` carries the MCP headers when the frame came in an HTTP request."""
-        messages, is_batch = jsonrpc.parse(frame)
+        return self.receive_parsed(jsonrpc.parse(frame), http)
+
+    def receive_parsed(
+        self, parsed: jsonrpc.Parsed, http: modern.HttpHeaders | None = None
+    ) -> list[Event]:
+        """:meth:`receive` for a frame already split by :func:`jsonrpc.parse` (the HTTP
+        transport looks at the messages first, to route their answers)."""
+        messages, is_batch = parsed
         if is_batch and not (self.version is not None and self.version.batching):
             return [
                 Send(
@@ -323,7 +330,7 @@ class Connection:
             raise McpError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 f"Unsupported protocol version {requested!r}",
-                {"supported": supported, "requested": requested},
+                {"supported": list(supported), "requested": requested},
             )
         version = self.versions[requested]
         capabilities = (
@@ -368,14 +375,13 @@ class Connection:
     def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
         """Answers the client gave so far: those carried by a verified ``requestState``
         plus this round's ``inputResponses``."""
-        from .state import StateError, params_digest
-
-        digest = params_digest(m.params)
-        answers: dict[str, Any] = {}
+        inputs = Inputs({}, m.params)
         if p.requestState is not UNSET:
+            from .state import StateError
+
             if not isinstance(p.requestState, str):
                 raise StateError("not a string")
-            answers.update(self.signer.verify(p.requestState, m.method, digest))
+            inputs.answers.update(self.signer.verify(p.requestState, m.method, inputs.digest))
         if p.inputResponses is not UNSET and p.inputResponses is not None:
             if not isinstance(p.inputResponses, dict):
                 raise McpError(
@@ -383,8 +389,8 @@ class Connection:
                     "Invalid params: inputResponses must be an object",
                     {"path": "$.params.inputResponses"},
                 )
-            answers.update(p.inputResponses)
-        return Inputs(answers, digest)
+            inputs.answers.update(p.inputResponses)
+        return inputs
 
     def input_required(self, request: IncomingRequest, asked: Mapping[str, Any]) -> dict[str, Any]:
         """The ``input_required`` result asking for ``asked``, with a signed state that
@@ -400,7 +406,7 @@ class Connection:
     def _discover(self, version: VersionInfo) -> dict[str, Any]:
         result: dict[str, Any] = {
             "resultType": "complete",
-            "supportedVersions": self.versions.of_era("modern"),
+            "supportedVersions": list(self.versions.of_era("modern")),
             "capabilities": self.capabilities_for(version),
             "ttlMs": 0,
             "cacheScope": "public",

@@ -34,12 +34,25 @@ class Peer(msgspec.Struct, frozen=True):
     log_level: str | None
 
 
-class Inputs(msgspec.Struct, frozen=True):
-    """Multi-round-trip bookkeeping of one modern request: answers so far, and what the
-    ``requestState`` it will hand out must bind to."""
+class Inputs:
+    """Multi-round-trip bookkeeping of one modern request: answers so far, and the params
+    the ``requestState`` it hands out must bind to (digested only when a state is signed
+    or checked: most requests need neither)."""
 
-    answers: dict[str, Any]
-    digest: str
+    __slots__ = ("answers", "params", "_digest")
+
+    def __init__(self, answers: dict[str, Any], params: msgspec.Raw | None) -> None:
+        self.answers = answers
+        self.params = params
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            from .state import params_digest
+
+            self._digest = params_digest(self.params)
+        return self._digest
 
 
 class BatchOpened(msgspec.Struct, frozen=True):

@@ -58,37 +58,88 @@ def _error_body(code: int, message: str, request_id: RequestId | None = None) ->
 # -- one HTTP response that carries frames -------------------------------------------------
 
 
-@dataclass
 class Stream:
-    """Where the frames of one POST (or of a legacy GET) go, with a log for resumption."""
+    """Where the frames of one POST (or of a legacy GET) go; a resumable one (legacy SSE)
+    also keeps its recent events for ``GET`` with ``Last-Event-ID``."""
 
-    name: str
-    queue: asyncio.Queue[tuple[bytes, bool, int | None]] = field(default_factory=asyncio.Queue)
-    log: deque[tuple[str, bytes]] = field(default_factory=lambda: deque(maxlen=EVENT_LOG_SIZE))
-    counter: int = 0
-    #: Requests of the POST not yet answered on this stream.
-    pending: set[RequestId] = field(default_factory=set)
-    done: bool = False
+    __slots__ = ("name", "frames", "waiter", "log", "counter", "requests", "pending", "done")
+
+    def __init__(
+        self, name: str, requests: Iterable[RequestId] = (), resumable: bool = False
+    ) -> None:
+        self.name = name
+        self.frames: deque[tuple[bytes, bool, int | None]] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.log: deque[tuple[str, bytes]] | None = (
+            deque(maxlen=EVENT_LOG_SIZE) if resumable else None
+        )
+        self.counter = 0
+        self.requests = tuple(requests)
+        #: Requests of the POST not yet answered on this stream.
+        self.pending: set[RequestId] = set(self.requests)
+        self.done = not self.pending
 
     def put(self, data: bytes, final: bool, status: int | None = None) -> None:
-        self.queue.put_nowait((data, final, status))
-
-    def answered(self, data: bytes, final: bool) -> bool:
-        """Count a frame; True once it completed every request of the stream. A batch
-        reply (a JSON array) answers them all at once."""
-        if final:
+        """Queue a frame. A final one answers a request of the stream; a batch reply (a
+        JSON array) answers them all at once; an empty one closes the stream."""
+        if final and data:
             if data[:1] == b"[":
                 self.pending.clear()
             elif self.pending:
                 self.pending.pop()
-        self.done = not self.pending
-        return self.done
+            self.done = not self.pending
+        self.frames.append((data, final, status))
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
 
-    def record(self, data: bytes) -> str:
+    async def next(self, client: ClientWatch) -> tuple[bytes, bool, int | None] | None:
+        """The next frame, or None once the client has disconnected."""
+        if not self.frames:
+            await asyncio.sleep(0)  # a quick handler answers within one turn of the loop
+        while not self.frames:
+            gone = client.watch()
+            if gone.done():
+                return None
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await asyncio.wait((self.waiter, gone), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                self.waiter = None
+        return self.frames.popleft()
+
+    @property
+    def complete(self) -> bool:
+        """Every request is answered and every frame taken."""
+        return self.done and not self.frames
+
+    def record(self, data: bytes) -> str | None:
+        """Log an event for resumption; its SSE id (None when the stream is not resumable)."""
+        if self.log is None:
+            return None
         self.counter += 1
         event_id = f"{self.name}.{self.counter}"
         self.log.append((event_id, data))
         return event_id
+
+
+class ClientWatch:
+    """Notices the client's disconnect; started only once a frame has to be waited for,
+    so a quick JSON answer costs no extra task."""
+
+    __slots__ = ("receive", "future")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.future: asyncio.Future[None] | None = None
+
+    def watch(self) -> asyncio.Future[None]:
+        if self.future is None:
+            self.future = asyncio.ensure_future(_wait_disconnect(self.receive))
+        return self.future
+
+    def stop(self) -> None:
+        if self.future is not None:
+            self.future.cancel()
 
 
 class Router:
@@ -120,24 +171,43 @@ class Router:
             log.debug("dropping a frame no stream is open for")
             return
         stream.put(data, final, status)
+        if final and stream.done:
+            for request_id in stream.requests:
+                if self.by_request.get(request_id) is stream:
+                    del self.by_request[request_id]
 
     async def close(self) -> None:
         for stream in list(self.by_request.values()):
             stream.put(b"", True)
 
 
-@dataclass
 class LegacySession:
-    session: Session
-    router: Router
-    streams: dict[str, Stream] = field(default_factory=dict)
-    next_stream: int = 0
+    """A legacy session: its asyncio session, router, and the streams a client may resume."""
 
-    def new_stream(self) -> Stream:
+    #: Finished SSE streams kept for resumption; older ones are forgotten.
+    KEEP_FINISHED: int = 64
+
+    def __init__(self, session: Session, router: Router) -> None:
+        self.session = session
+        self.router = router
+        self.streams: dict[str, Stream] = {}
+        self.finished: deque[str] = deque()
+        self.next_stream = 0
+
+    def new_stream(self, requests: Iterable[RequestId] = ()) -> Stream:
         self.next_stream += 1
-        stream = Stream(f"s{self.next_stream}")
+        stream = Stream(f"s{self.next_stream}", requests, resumable=True)
         self.streams[stream.name] = stream
         return stream
+
+    def finish(self, stream: Stream, streamed: bool) -> None:
+        """A POST's stream is complete: keep it for resumption only if it was SSE."""
+        if not streamed:
+            self.streams.pop(stream.name, None)
+            return
+        self.finished.append(stream.name)
+        while len(self.finished) > self.KEEP_FINISHED:
+            self.streams.pop(self.finished.popleft(), None)
 
 
 # -- the app ----------------------------------------------------------------------------
@@ -252,7 +322,8 @@ class McpHttpApp:
                 _error_body(INVALID_REQUEST, f"Payload Too Large: limit {self.max_body} bytes"),
             )
             return
-        messages, _ = jsonrpc.parse(body)
+        parsed = jsonrpc.parse(body)
+        messages = parsed[0]
         requests = [m.id for m in messages if isinstance(m, jsonrpc.Request)]
         session_id = headers.get("mcp-session-id")
         if session_id is not None:
@@ -278,14 +349,14 @@ class McpHttpApp:
                 )
                 return
             await self._exchange(
-                legacy.session, legacy.router, body, requests, None, receive, send, legacy
+                legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
             )
             return
         version = headers.get("mcp-protocol-version")
         legacy_versions = self.server.versions.of_era("legacy")
         if version is None or version in legacy_versions:
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
-                await self._initialize(body, requests, receive, send)
+                await self._initialize(parsed, requests, receive, send)
                 return
             needs_session = [
                 m for m in messages if not (isinstance(m, jsonrpc.Request) and m.method == "ping")
@@ -305,11 +376,11 @@ class McpHttpApp:
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
         await self._exchange(
-            session, router, body, requests, HttpHeaders.of(headers), receive, send, None
+            session, router, parsed, requests, HttpHeaders.of(headers), receive, send, None
         )
 
     async def _initialize(
-        self, body: bytes, requests: list[RequestId], receive: Receive, send: Send
+        self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
     ) -> None:
         router = Router()
         session = Session(
@@ -318,7 +389,7 @@ class McpHttpApp:
         session_id = secrets.token_urlsafe(24)
         legacy = LegacySession(session, router)
         extra = {"mcp-session-id": session_id}
-        await self._exchange(session, router, body, requests, None, receive, send, legacy, extra)
+        await self._exchange(session, router, parsed, requests, None, receive, send, legacy, extra)
         if session.conn.version is not None:
             self.sessions[session_id] = legacy
 
@@ -326,7 +397,7 @@ class McpHttpApp:
         self,
         session: Session,
         router: Router,
-        body: bytes,
+        parsed: jsonrpc.Parsed,
         requests: list[RequestId],
         http: HttpHeaders | None,
         receive: Receive,
@@ -339,13 +410,12 @@ class McpHttpApp:
         if not expected:  # notifications and responses: 202, unless refused
             stream = Stream("n")
         else:
-            stream = legacy.new_stream() if legacy is not None else Stream("r")
-            stream.pending = set(expected)
+            stream = legacy.new_stream(expected) if legacy is not None else Stream("r", expected)
             for request_id in expected:
                 router.by_request[request_id] = stream
         router.feeding = stream
         try:
-            await session.feed(body, http)
+            await session.feed_parsed(parsed, http)
         finally:
             router.feeding = None
         if not expected:
@@ -355,23 +425,28 @@ class McpHttpApp:
         if listening:
             self.listeners.add(session)
         try:
-            done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
+            done, streamed = await self._write(
+                stream, send, receive, legacy, extra_headers, bool(listening)
+            )
         finally:
             self.listeners.discard(session)
-        if not done and legacy is None:  # the client left: for a modern request, a cancellation
-            self._cancel(session, expected)
-        if done or legacy is None:
+        if legacy is None:
+            if not done:  # the client left: for a modern request, that is its cancellation
+                self._cancel(session, expected)
             for request_id in expected:
                 router.by_request.pop(request_id, None)
-        # A legacy stream the client left keeps collecting its answers (resumable by GET).
+        else:
+            # A legacy SSE stream stays resumable by GET (one the client left keeps
+            # collecting its answers); a JSON answer leaves nothing to resume.
+            legacy.finish(stream, streamed)
 
     async def _accepted_or_refused(
         self, stream: Stream, send: Send, extra: dict[str, str] | None
     ) -> None:
-        if stream.queue.empty():
+        if not stream.frames:
             await _respond(send, 202, b"", extra=extra)
             return
-        data, _, status = stream.queue.get_nowait()
+        data, _, status = stream.frames.popleft()
         await _respond(send, status or 400, data, extra=extra)
 
     async def _write(
@@ -382,35 +457,29 @@ class McpHttpApp:
         legacy: LegacySession | None,
         extra: dict[str, str] | None,
         keep_open: bool,
-    ) -> bool:
+    ) -> tuple[bool, bool]:
         """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
         once every request of the POST is answered (or, for a listen, when the client goes).
-        Returns False if the client disconnected first."""
-        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        Returns whether every frame was written, and whether as SSE."""
+        client = ClientWatch(receive)
         try:
-            first = await _next(stream, disconnect)
+            first = await stream.next(client)
             if first is None:
-                return False
-            data, final, status = first
-            if stream.answered(data, final) and not keep_open:
+                return False, False
+            data, _, status = first
+            if stream.complete and not keep_open:
                 await _respond(send, status or 200, data, extra=extra)
-                return True
+                return True, False
             await _start_sse(send, extra)
             if legacy is not None and _polls(legacy):
                 await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
-            await _sse_event(send, data, stream.record(data) if legacy else None)
-            while not stream.done or keep_open:
-                item = await _next(stream, disconnect)
-                if item is None:
-                    return False
-                if not item[0]:
-                    break
-                stream.answered(item[0], item[1])
-                await _sse_event(send, item[0], stream.record(item[0]) if legacy else None)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            return True
+            await _sse_event(send, data, stream.record(data))
+            if not await _relay(stream, send, client, keep_open):
+                return False, True
+            await _end_body(send)
+            return True, True
         finally:
-            disconnect.cancel()
+            client.stop()
 
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
         """The client went away from a modern request: that is its cancellation."""
@@ -451,38 +520,29 @@ class McpHttpApp:
         await _start_sse(send, None)
         if _polls(legacy):
             await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
-        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        client = ClientWatch(receive)
         try:
-            while True:
-                item = await _next(stream, disconnect)
-                if item is None or not item[0]:
-                    break
-                await _sse_event(send, item[0], stream.record(item[0]))
+            await _relay(stream, send, client, keep_open=True)
         finally:
-            disconnect.cancel()
+            client.stop()
             if legacy.router.standalone is stream:
                 legacy.router.standalone = None
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await _end_body(send)
 
     async def _resume(self, stream: Stream, last: str, receive: Receive, send: Send) -> None:
         """Replay a stream's events after ``last``, then go on with what it still gets."""
         await _start_sse(send, None)
         seen = False
-        for event_id, data in list(stream.log):
+        for event_id, data in list(stream.log or ()):
             if seen and data:
                 await _sse_event(send, data, event_id)
             seen = seen or event_id == last
-        disconnect = asyncio.ensure_future(_wait_disconnect(receive))
+        client = ClientWatch(receive)
         try:
-            while not stream.done:
-                item = await _next(stream, disconnect)
-                if item is None or not item[0]:
-                    break
-                stream.answered(item[0], item[1])
-                await _sse_event(send, item[0], stream.record(item[0]))
+            await _relay(stream, send, client, keep_open=False)
         finally:
-            disconnect.cancel()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+            client.stop()
+        await _end_body(send)
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get("mcp-session-id")
@@ -539,18 +599,21 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
-async def _next(
-    stream: Stream, disconnect: asyncio.Future[None]
-) -> tuple[bytes, bool, int | None] | None:
-    """The stream's next frame, or None once the client has disconnected."""
-    if not stream.queue.empty():
-        return stream.queue.get_nowait()
-    getter = asyncio.ensure_future(stream.queue.get())
-    done, _ = await asyncio.wait({getter, disconnect}, return_when=asyncio.FIRST_COMPLETED)
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    return None
+async def _relay(stream: Stream, send: Send, client: ClientWatch, keep_open: bool) -> bool:
+    """Write the stream's frames as SSE events until it is complete (or, ``keep_open``,
+    until it is closed). False if the client disconnected first."""
+    while keep_open or not stream.complete:
+        item = await stream.next(client)
+        if item is None:
+            return False
+        if not item[0]:  # closed by the server
+            return True
+        await _sse_event(send, item[0], stream.record(item[0]))
+    return True
+
+
+async def _end_body(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _respond(
@@ -561,7 +624,9 @@ async def _respond(
     extra: dict[str, str] | None = None,
     allow: bool = False,
 ) -> None:
-    headers = [(b"content-type", b"application/json")] if body else []
+    headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        headers.append((b"content-type", b"application/json"))
     if allow:
         headers.append((b"allow", b"GET, POST, DELETE"))
     for name, value in (extra or {}).items():

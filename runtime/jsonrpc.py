@@ -99,7 +99,11 @@ def _classify(env: _Envelope) -> Message:
     return Invalid(rid, INVALID_REQUEST, "Invalid request: not a request, notification or response")
 
 
-def parse(frame: bytes | str) -> tuple[list[Message], bool]:
+#: A decoded frame: its messages, and whether it was a batch.
+Parsed = tuple[list[Message], bool]
+
+
+def parse(frame: bytes | str) -> Parsed:
     """Decode one frame; returns the messages and whether the frame was a batch."""
     try:
         decoded = _decoder.decode(frame)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -86,20 +85,17 @@ def check_meta(p: _Probe) -> RequestMeta:
 # -- HTTP headers -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HttpHeaders:
+class HttpHeaders(msgspec.Struct, frozen=True):
     """The MCP request headers of one HTTP request (names lower-cased)."""
 
     protocol_version: str | None = None
     method: str | None = None
     name: str | None = None
-    params: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     @classmethod
     def of(cls, headers: Mapping[str, str]) -> HttpHeaders:
-        params = {
-            k[len("mcp-param-") :]: v for k, v in headers.items() if k.startswith("mcp-param-")
-        }
+        params = {k[10:]: v for k, v in headers.items() if k.startswith("mcp-param-")}
         return cls(
             headers.get("mcp-protocol-version"),
             headers.get("mcp-method"),

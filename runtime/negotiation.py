@@ -114,10 +114,13 @@ class Versions:
 
     def __init__(self, package: str, eras: Mapping[str, str], local: VersionInfo) -> None:
         self.package = package
-        self.eras = dict(eras)
+        self.eras: Mapping[str, str] = dict(eras)
         self.local = local
         self._infos: dict[str, VersionInfo] = {local.version: local}
         self._rows: dict[str, tuple[MethodRow, ...]] = {}
+        # asked on every request: computed once
+        self._by_era = {era: tuple(v for v, e in self.eras.items() if e == era) for era in ERAS}
+        self._has: dict[tuple[str, str, str], bool] = {}
 
     @classmethod
     def around(cls, binding: Binding, versions: Iterable[str] | None = None) -> Versions:
@@ -171,18 +174,23 @@ class Versions:
 
     def has(self, era: str, sender: str, method: str) -> bool:
         """Whether any accepted version of ``era`` has ``method`` on the wire from ``sender``."""
-        return any(
-            row[0] == sender and row[2] == "wire" and row[3] == method
-            for v in self.of_era(era)
-            for row in self.rows(v)
-        )
+        key = (era, sender, method)
+        found = self._has.get(key)
+        if found is None:
+            found = self._has[key] = any(
+                row[0] == sender and row[2] == "wire" and row[3] == method
+                for v in self.of_era(era)
+                for row in self.rows(v)
+            )
+        return found
 
-    def of_era(self, era: str) -> list[str]:
-        return [v for v, e in self.eras.items() if e == era]
+    def of_era(self, era: str) -> tuple[str, ...]:
+        """The accepted versions of ``era``, oldest first."""
+        return self._by_era.get(era, ())
 
     def latest(self, era: str) -> str | None:
         dated = [v for v in self.of_era(era) if v != "draft"]
-        return dated[-1] if dated else (self.of_era(era) or [None])[-1]
+        return dated[-1] if dated else (self.of_era(era) or (None,))[-1]
 
 
 def answer_initialize(requested: str, versions: Versions) -> str:

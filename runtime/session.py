@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
 from msgspec import UNSET, ValidationError, to_builtins
@@ -22,7 +23,7 @@ from .errors import (
     ConnectionClosed,
     McpError,
 )
-from .jsonrpc import RequestId
+from .jsonrpc import Parsed, RequestId
 from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 from .negotiation import has_capability
 
@@ -169,6 +170,17 @@ class RequestScope:
         await self.session.notify(method, params, related=self.request_id)
 
 
+if sys.version_info >= (3, 12):
+
+    def _start(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run a handler as a task that starts at once: one that needs not wait for
+        anything answers before this returns, with no extra turn of the event loop."""
+        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+
+else:
+    _start = asyncio.create_task
+
+
 class Session:
     """Runs one connection over one transport until the peer goes away."""
 
@@ -232,13 +244,19 @@ class Session:
         for event in self.conn.receive(frame, http):
             await self._handle(event)
 
+    async def feed_parsed(self, parsed: Parsed, http: HttpHeaders | None = None) -> None:
+        """:meth:`feed` for a frame already split by :func:`jsonrpc.parse`."""
+        for event in self.conn.receive_parsed(parsed, http):
+            await self._handle(event)
+
     async def _handle(self, event: c.Event) -> None:
         if isinstance(event, c.Send):
             await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, c.IncomingRequest):
             scope = RequestScope(self, event)
-            task = asyncio.create_task(self._serve(event, scope))
-            self._handlers[event.id] = (task, scope)
+            task = _start(self._serve(event, scope))
+            if not task.done():  # an eagerly started handler may have finished already
+                self._handlers[event.id] = (task, scope)
         elif isinstance(event, c.Listen):
             honoured, ack = self.conn.acknowledge(event)
             self.listening[event.id] = honoured

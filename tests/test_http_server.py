@@ -48,6 +48,7 @@ from mcpgen.runtime import (
     Server,
 )
 from mcpgen.runtime.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from mcpgen.runtime.http import McpHttpApp
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
@@ -382,13 +383,16 @@ class Probe(Everything):
 class Served:
     endpoint: Endpoint
     probe: Probe
+    app: McpHttpApp
 
 
 class ThreadedUvicorn:
     """uvicorn serving ``app`` in a daemon thread on a socket bound here (127.0.0.1)."""
 
     def __init__(self, app: Any) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that name it, and
+        # without it every request waits out a delayed ACK (~40 ms).
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port: int = self.sock.getsockname()[1]
@@ -431,11 +435,12 @@ def served() -> Iterator[Served]:
     )
     assert server.capabilities == template.capabilities
     fixtures.SERVER = server  # the trigger tools announce changes through it
-    runner = ThreadedUvicorn(server.http_app(max_body=SMALL_BODY))
+    app = server.http_app(max_body=SMALL_BODY)
+    runner = ThreadedUvicorn(app)
     endpoint = Endpoint(runner.port)
     try:
         runner.start()
-        yield Served(endpoint, probe)
+        yield Served(endpoint, probe, app)
     finally:
         endpoint.close()
         runner.stop()
@@ -845,6 +850,32 @@ def test_legacy_disconnect_is_not_a_cancellation(served: Served) -> None:
         with client.stream("GET", endpoint.url, headers=headers) as resumed:
             _, final = until_response(sse(resumed), request_id)
     assert text_of(final["result"]) == "not cancelled"
+
+
+def test_a_long_legacy_session_keeps_bounded_state(served: Served) -> None:
+    """JSON answers leave nothing behind; SSE streams stay resumable, the oldest forgotten
+    beyond ``KEEP_FINISHED`` (lowered here: the progress tool takes a while); no request
+    stays routed once answered."""
+    legacy = open_session(served.endpoint)
+    state = served.app.sessions[legacy.session_id]
+    state.KEEP_FINISHED = 3
+    for _ in range(200):
+        assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
+    assert state.streams == {} and state.router.by_request == {}
+    first_sse: str | None = None
+    for index in range(state.KEEP_FINISHED + 2):
+        request_id = next_id()
+        params = {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 1}}
+        with legacy.stream(request(request_id, "tools/call", params)) as response:
+            events = [event for event in sse(response) if event.data]
+        if index == 0:
+            first_sse = events[0].id
+    assert len(state.streams) == state.KEEP_FINISHED
+    assert state.router.by_request == {}
+    # the first stream is forgotten: resuming it opens a fresh stream instead of a replay
+    with legacy.stream(None, "GET", **{"last-event-id": str(first_sse)}) as response:
+        assert response.status_code == 200
+    assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
 
 
 # -- 3. the modern era -------------------------------------------------------------------------
