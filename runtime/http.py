@@ -142,6 +142,47 @@ class ClientWatch:
             self.future.cancel()
 
 
+class Responder:
+    """The answer to a POST of one stateless request, written as its handler sends it (the
+    handler runs in the request's own task): JSON when the first frame is the answer,
+    otherwise an SSE stream that ends with the answer."""
+
+    __slots__ = ("send", "request_id", "started", "done", "gone")
+
+    def __init__(self, send: Send, request_id: RequestId) -> None:
+        self.send = send
+        self.request_id = request_id
+        self.started = False
+        self.done = False
+        #: The client disconnected before the answer (its handler was cancelled).
+        self.gone = False
+
+    async def put(self, data: bytes, final: bool, status: int | None) -> None:
+        if self.done:
+            return
+        if not self.started:
+            if final:
+                self.done = True
+                await _respond(self.send, status or 200, data)
+                return
+            self.started = True
+            await _start_sse(self.send, None)
+        await _sse_event(self.send, data, None)
+        if final:
+            self.done = True
+            await _end_body(self.send)
+
+    async def close(self) -> None:
+        """End the response if the handler ended without an answer (it was cancelled)."""
+        if self.done or self.gone:
+            return
+        self.done = True
+        if self.started:
+            await _end_body(self.send)
+        else:
+            await _respond(self.send, 204, b"")
+
+
 class Router:
     """A session's transport: routes each outgoing frame to the stream of the request it
     belongs to, and everything else to the session's GET stream (if one is open)."""
@@ -151,6 +192,8 @@ class Router:
         self.standalone: Stream | None = None
         #: The POST being fed right now: answers to input that had no readable id go there.
         self.feeding: Stream | None = None
+        #: Writes the frames of the one request a stateless POST carries, as they come.
+        self.responder: Responder | None = None
 
     async def receive(self) -> bytes | None:  # frames are pushed by the app, never pulled
         return None
@@ -162,6 +205,10 @@ class Router:
         final: bool = False,
         status: int | None = None,
     ) -> None:
+        responder = self.responder
+        if responder is not None and (related == responder.request_id or final):
+            await responder.put(data, final, status)
+            return
         stream = self.by_request.get(related) if related is not None else None
         if stream is None and related is None and final:
             stream = self.feeding
@@ -406,6 +453,15 @@ class McpHttpApp:
         extra_headers: dict[str, str] | None = None,
     ) -> None:
         """Feed one POST body to ``session`` and write what it answers."""
+        messages = parsed[0]
+        if (
+            legacy is None
+            and len(messages) == 1
+            and isinstance(messages[0], jsonrpc.Request)
+            and messages[0].method != "subscriptions/listen"
+        ):
+            await self._serve_inline(session, router, parsed, messages[0].id, http, receive, send)
+            return
         expected = set(requests)
         if not expected:  # notifications and responses: 202, unless refused
             stream = Stream("n")
@@ -480,6 +536,48 @@ class McpHttpApp:
             return True, True
         finally:
             client.stop()
+
+    async def _serve_inline(
+        self,
+        session: Session,
+        router: Router,
+        parsed: jsonrpc.Parsed,
+        request_id: RequestId,
+        http: HttpHeaders | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """One stateless request, its handler run in this task: no task of its own, no
+        turn of the loop between the answer and its writing. The client's disconnect
+        (the request's cancellation) is watched only once the handler has to wait."""
+        responder = router.responder = Responder(send, request_id)
+        session.inline = True
+        watching: list[asyncio.Task[None]] = []
+
+        async def cancel_on_disconnect() -> None:
+            await _wait_disconnect(receive)
+            if not responder.done:
+                responder.gone = True
+                self._cancel(session, (request_id,))
+
+        def watch() -> None:
+            if not responder.done:
+                watching.append(asyncio.ensure_future(cancel_on_disconnect()))
+
+        # A timer, not call_soon: cancelled before it is due, it costs no turn of the loop.
+        pending = asyncio.get_running_loop().call_later(0, watch)
+        try:
+            await session.feed_parsed(parsed, http)
+        finally:
+            pending.cancel()
+            for watcher in watching:
+                watcher.cancel()
+        if responder.gone:  # the cancellation was ours, and is handled
+            task = asyncio.current_task()
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+            if uncancel is not None:
+                uncancel()
+        await responder.close()
 
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
         """The client went away from a modern request: that is its cancellation."""
@@ -599,6 +697,10 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
+async def _end_body(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 async def _relay(stream: Stream, send: Send, client: ClientWatch, keep_open: bool) -> bool:
     """Write the stream's frames as SSE events until it is complete (or, ``keep_open``,
     until it is closed). False if the client disconnected first."""
@@ -610,10 +712,6 @@ async def _relay(stream: Stream, send: Send, client: ClientWatch, keep_open: boo
             return True
         await _sse_event(send, item[0], stream.record(item[0]))
     return True
-
-
-async def _end_body(send: Send) -> None:
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _respond(

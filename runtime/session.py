@@ -205,6 +205,9 @@ class Session:
         self._background: set[asyncio.Task[None]] = set()
         #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
         self.listening: dict[RequestId, Mapping[str, Any]] = {}
+        #: Run each request's handler in the feeding task, not a task of its own (a
+        #: transport that feeds one request at a time and cancels that task to cancel it).
+        self.inline = False
         self._closed = False
 
     # -- the read loop ------------------------------------------------------------------
@@ -254,6 +257,12 @@ class Session:
             await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, c.IncomingRequest):
             scope = RequestScope(self, event)
+            if self.inline:
+                current = asyncio.current_task()
+                assert current is not None
+                self._handlers[event.id] = (current, scope)
+                await self._serve(event, scope)
+                return
             task = _start(self._serve(event, scope))
             if not task.done():  # an eagerly started handler may have finished already
                 self._handlers[event.id] = (task, scope)
