@@ -1051,6 +1051,22 @@ def test_closing_a_modern_stream_cancels_the_handler(served: Served) -> None:
     assert multi_round(endpoint) == "Ada likes teal"
 
 
+def test_leaving_before_any_answer_cancels_the_handler(served: Served) -> None:
+    """No progress token: nothing is written before the answer, so the server learns of
+    the disconnect only by watching for it while the handler waits."""
+    endpoint, probe = served.endpoint, served.probe
+    probe.started.clear()
+    probe.cancelled.clear()
+    params = {"name": HANG, "arguments": {}}
+    body = json.dumps(request(next_id(), "tools/call", {**params, "_meta": meta()})).encode()
+    with httpx.Client(timeout=httpx.Timeout(5.0, read=0.5)) as client:
+        with pytest.raises(httpx.ReadTimeout):
+            client.post(endpoint.url, headers=modern_headers("tools/call", params), content=body)
+        assert probe.started.is_set()
+    assert probe.cancelled.wait(5), "the handler was not cancelled"
+    endpoint.assert_serving()
+
+
 # -- 4. scale-out: uvicorn --workers 2 with a shared requestState key ----------------------------
 
 
