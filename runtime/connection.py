@@ -345,14 +345,7 @@ class Connection:
         )
         if m.method == "server/discover":
             return [Send(jsonrpc.encode_result(m.id, self._discover(version)), batch, m.id)]
-        spec = version.spec(self.peer, m.method)
-        if spec is None:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {m.method}")
-        if spec.capability and not has_capability(self.capabilities, spec.capability):
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"Method not found: {m.method} (capability not offered)",
-            )
+        spec = self._answerable(version, m.method)
         local = self.local.types_of(self.peer, m.method) or spec
         params = self._incoming(m.params, spec, local, version)
         if m.method == "subscriptions/listen":
@@ -433,6 +426,16 @@ class Connection:
 
     # -- the legacy era ---------------------------------------------------------------------
 
+    def _answerable(self, version: VersionInfo, method: str) -> MethodSpec:
+        """The table row for an incoming ``method``: one this side answers, in ``version``,
+        behind a capability it offers (-32601 otherwise)."""
+        spec = version.spec(self.peer, method)
+        if spec is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if spec.capability and not has_capability(self.capabilities, spec.capability):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (capability not offered)")
+        return spec
+
     def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
         if m.method == "ping":
             return [Send(jsonrpc.encode_result(m.id, {}), batch, m.id)]
@@ -441,14 +444,7 @@ class Connection:
         version = self.version
         if version is None or self.state is State.NEW:
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
-        spec = version.spec(self.peer, m.method)
-        if spec is None:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {m.method}")
-        if spec.capability and not has_capability(self.capabilities, spec.capability):
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"Method not found: {m.method} (capability not offered)",
-            )
+        spec = self._answerable(version, m.method)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
         local = self.local.types_of(self.peer, m.method) or spec
