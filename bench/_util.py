@@ -67,20 +67,20 @@ def run(cmd: Sequence[str], *, cwd: Path | None = None) -> Completed:
     CPU time (user + system) comes from ``RUSAGE_CHILDREN`` deltas, so it counts the
     child's own worker processes too; it is less sensitive to a busy machine than wall time.
     """
-    before = _children_cpu()
+    before = children_cpu()
     started = time.perf_counter()
     proc = subprocess.run(
         list(cmd), cwd=cwd, env=clean_env(), capture_output=True, text=True, check=False
     )
     seconds = time.perf_counter() - started
-    cpu = _children_cpu() - before
+    cpu = children_cpu() - before
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise BenchError(f"exit {proc.returncode}: {' '.join(cmd)}\n{tail}")
     return Completed(seconds, proc.stdout, proc.stderr, cpu)
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -38,11 +38,8 @@ import asyncio
 import contextlib
 import http.client
 import importlib.util
-import io
 import json
 import os
-import pstats
-import resource
 import shutil
 import signal
 import socket
@@ -59,10 +56,12 @@ from typing import IO, Any
 import msgspec
 
 from . import BENCHMARKS
+from ._cprofile import IDLE, calls_to, raw_stats, report
 from ._util import (
     ROOT,
     BenchError,
     Stats,
+    children_cpu,
     clean_env,
     emit,
     heading,
@@ -455,11 +454,6 @@ class Cell:
     errors: int
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def wrk_command(
     wrk: str, script: Path, url: str, connections: int, seconds: int, timeout_s: int
 ) -> list[str]:
@@ -487,7 +481,7 @@ def run_wrk(
     servers are reaped only at the end, so the delta is wrk's alone)."""
     command = wrk_command(wrk, script, server.url, connections, seconds, timeout_s)
     cpu_server = cpu_seconds(server.pid)
-    cpu_wrk = _children_cpu()
+    cpu_wrk = children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
         command,
@@ -498,7 +492,7 @@ def run_wrk(
         timeout=seconds + timeout_s + 60,
     )
     wall = time.perf_counter() - started
-    cpu_wrk = _children_cpu() - cpu_wrk
+    cpu_wrk = children_cpu() - cpu_wrk
     cpu_server = cpu_seconds(server.pid) - cpu_server
     server.alive()
     line = next((x for x in done.stdout.splitlines() if x.startswith("WRK ")), None)
@@ -932,7 +926,7 @@ def app_only(
 def _category(filename: str, func: str) -> str:
     if filename == "~":
         if "poll" in func:
-            return "waiting in epoll (idle)"
+            return IDLE
         return func
     for marker, name in (
         ("/runtime/", "mcpgen.runtime."),
@@ -998,84 +992,31 @@ def cpu_profile(
                 if time.monotonic() > deadline:
                     raise BenchError("the profiled server wrote no profile")
                 time.sleep(0.1)
-        stats = pstats.Stats(str(out))
-        raw: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = getattr(
-            stats, "stats"
-        )
-        by_category: dict[str, float] = defaultdict(float)
-        for (filename, _, func), (_, _, tottime, _, _) in raw.items():
-            by_category[_category(filename, func)] += tottime
         n = cell.requests
-        idle = sum(v for k, v in by_category.items() if k.startswith("waiting"))
-        busy = sum(by_category.values()) - idle
-
-        heading(
+        raw = raw_stats(out)
+        sends = calls_to(raw, "<method 'send' of '_socket.socket' objects>")
+        tasks = calls_to(raw, "create_task", "base_events.py")
+        figures = report(
+            out,
+            n,
+            "request",
+            top,
             f"ours under cProfile: wrk -c{connections} for {seconds:g} s "
-            f"({cell.requests_per_s:.0f} req/s with the profiler on, {n} requests)"
+            f"({cell.requests_per_s:.0f} req/s with the profiler on, {n} requests)",
+            _category,
+            _family,
+            [
+                f"per request: {sends / n:.2f} socket send() calls, {tasks / n:.2f} asyncio tasks created"
+            ],
         )
-        note("own time by module (builtins by name), share of the busy (non-epoll) time")
-        note(f"busy: {busy / n * 1e6:.1f} µs per request (profiler overhead included)")
-        sends = sum(
-            v[0]
-            for (_, _, func), v in raw.items()
-            if func == "<method 'send' of '_socket.socket' objects>"
-        )
-        tasks = sum(
-            v[0]
-            for (f, _, func), v in raw.items()
-            if func == "create_task" and f.endswith("base_events.py")
-        )
-        note(
-            f"per request: {sends / n:.2f} socket send() calls, {tasks / n:.2f} asyncio tasks "
-            "created"
-        )
-        ranked = sorted(by_category.items(), key=lambda kv: kv[1], reverse=True)
-        print(
-            table(
-                ["where", "own ms", "share of busy", "µs per request"],
-                [
-                    [
-                        k,
-                        f"{v * 1e3:.1f}",
-                        "" if k.startswith("waiting") else f"{v / busy:.0%}",
-                        f"{v / n * 1e6:.1f}",
-                    ]
-                    for k, v in ranked[:top]
-                ],
-            )
-        )
-        families: dict[str, float] = defaultdict(float)
-        for k, v in by_category.items():
-            if not k.startswith("waiting"):
-                families[_family(k)] += v
-        note(
-            "busy time by family, µs per request: "
-            + ", ".join(
-                f"{f} {v / n * 1e6:.1f} ({v / busy:.0%})"
-                for f, v in sorted(families.items(), key=lambda kv: kv[1], reverse=True)
-            )
-        )
-        tops: dict[str, list[str]] = {}
-        for key in ("tottime", "cumulative"):
-            buffer = io.StringIO()
-            pstats.Stats(str(out), stream=buffer).strip_dirs().sort_stats(key).print_stats(top)
-            body = buffer.getvalue().split("\n")
-            start = next(i for i, line in enumerate(body) if line.lstrip().startswith("ncalls"))
-            heading(f"ours under cProfile, top {top} by {key}")
-            print("\n".join(body[start:]).rstrip())
-            tops[key] = [line.strip() for line in body[start + 1 :] if line.strip()]
     return {
         "connections": connections,
         "seconds": seconds,
         "requests": n,
         "requests_per_s_profiled": round(cell.requests_per_s, 1),
-        "busy_us_per_request": round(busy / n * 1e6, 1),
         "socket_sends_per_request": round(sends / n, 2),
         "tasks_per_request": round(tasks / n, 2),
-        "own_ms": {k: round(v * 1e3, 2) for k, v in ranked[:top]},
-        "busy_us_per_request_by_family": {f: round(v / n * 1e6, 2) for f, v in families.items()},
-        "top_tottime": tops["tottime"],
-        "top_cumulative": tops["cumulative"],
+        **figures,
     }
 
 

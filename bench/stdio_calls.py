@@ -28,7 +28,6 @@ import io
 import json
 import math
 import os
-import pstats
 import signal
 import subprocess
 import tempfile
@@ -43,6 +42,8 @@ from typing import IO, Any
 import msgspec
 
 from . import BENCHMARKS
+from ._cprofile import IDLE
+from ._cprofile import report as profile_report
 from ._util import (
     ROOT,
     BenchError,
@@ -1028,7 +1029,7 @@ def reshaping_profile(rounds: int, n: int, warmup: int) -> dict[str, Any]:
 def _category(filename: str, func: str) -> str:
     if filename == "~":
         if "poll" in func:
-            return "waiting in epoll (idle: the driver's turn)"
+            return IDLE
         return func
     if "/runtime/" in filename:
         return "mcpgen.runtime." + Path(filename).stem
@@ -1078,69 +1079,21 @@ def cpu_profile(n: int, warmup: int, top: int) -> dict[str, Any]:
             latencies, total = calls(child, 1 + warmup, n)
         if not out.exists():
             raise BenchError("cProfile wrote no profile (did the server exit cleanly?)")
-        stats = pstats.Stats(str(out))
-        raw: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = getattr(
-            stats, "stats"
-        )
-        by_category: dict[str, float] = defaultdict(float)
-        for (filename, _, func), (_, _, tottime, _, _) in raw.items():
-            by_category[_category(filename, func)] += tottime
-        idle = sum(v for k, v in by_category.items() if k.startswith("waiting"))
-        busy = sum(by_category.values()) - idle
-
-        heading(
+        figures = profile_report(
+            out,
+            n,
+            "call",
+            top,
             f"ours under cProfile, steady state: {n} calls after {warmup} warm-up "
-            f"({n / (total / 1e9):.0f} calls/s with the profiler on)"
+            f"({n / (total / 1e9):.0f} calls/s with the profiler on)",
+            _category,
+            _family,
         )
-        note(
-            "own time grouped by module (builtins by name); share of the busy time, i.e. "
-            "everything but waiting in epoll for the next request"
-        )
-        note(f"busy: {busy / n * 1e6:.1f} µs per call (profiler overhead included)")
-        ranked = sorted(by_category.items(), key=lambda kv: kv[1], reverse=True)
-        print(
-            table(
-                ["where", "own ms", "share of busy", "µs per call"],
-                [
-                    [
-                        k,
-                        f"{v * 1e3:.1f}",
-                        "" if k.startswith("waiting") else f"{v / busy:.0%}",
-                        f"{v / n * 1e6:.1f}",
-                    ]
-                    for k, v in ranked[:top]
-                ],
-            )
-        )
-        families: dict[str, float] = defaultdict(float)
-        for k, v in by_category.items():
-            if not k.startswith("waiting"):
-                families[_family(k)] += v
-        note(
-            "busy time by family, µs per call: "
-            + ", ".join(
-                f"{f} {v / n * 1e6:.1f} ({v / busy:.0%})"
-                for f, v in sorted(families.items(), key=lambda kv: kv[1], reverse=True)
-            )
-        )
-        tops: dict[str, list[str]] = {}
-        for key in ("tottime", "cumulative"):
-            buffer = io.StringIO()
-            pstats.Stats(str(out), stream=buffer).strip_dirs().sort_stats(key).print_stats(top)
-            body = buffer.getvalue().split("\n")
-            start = next(i for i, line in enumerate(body) if line.lstrip().startswith("ncalls"))
-            heading(f"ours under cProfile, top {top} by {key}")
-            print("\n".join(body[start:]).rstrip())
-            tops[key] = [line.strip() for line in body[start + 1 :] if line.strip()]
     return {
         "calls": n,
         "calls_per_s_profiled": round(n / (total / 1e9), 1),
         "p50_us_profiled": round(sorted(latencies)[n // 2] / 1e3, 1),
-        "busy_us_per_call": round(busy / n * 1e6, 1),
-        "own_ms": {k: round(v * 1e3, 2) for k, v in ranked[:top]},
-        "busy_us_per_call_by_family": {f: round(v / n * 1e6, 2) for f, v in families.items()},
-        "top_tottime": tops["tottime"],
-        "top_cumulative": tops["cumulative"],
+        **figures,
     }
 
 
