@@ -28,6 +28,17 @@ def calls_to(raw: Raw, func: str, file_suffix: str = "") -> int:
     return sum(v[0] for (f, _, name), v in raw.items() if name == func and f.endswith(file_suffix))
 
 
+def top_functions(path: Path, top: int, key: str, title: str) -> list[str]:
+    """Print pstats' table of the ``top`` functions by ``key`` under ``title``; return its rows."""
+    buffer = io.StringIO()
+    pstats.Stats(str(path), stream=buffer).strip_dirs().sort_stats(key).print_stats(top)
+    body = buffer.getvalue().split("\n")
+    start = next(i for i, line in enumerate(body) if line.lstrip().startswith("ncalls"))
+    heading(title)
+    print("\n".join(body[start:]).rstrip())
+    return [line.strip() for line in body[start + 1 :] if line.strip()]
+
+
 def report(
     path: Path,
     n: int,
@@ -77,15 +88,10 @@ def report(
             for f, v in sorted(families.items(), key=lambda kv: kv[1], reverse=True)
         )
     )
-    tops: dict[str, list[str]] = {}
-    for key in ("tottime", "cumulative"):
-        buffer = io.StringIO()
-        pstats.Stats(str(path), stream=buffer).strip_dirs().sort_stats(key).print_stats(top)
-        body = buffer.getvalue().split("\n")
-        start = next(i for i, line in enumerate(body) if line.lstrip().startswith("ncalls"))
-        heading(f"ours under cProfile, top {top} by {key}")
-        print("\n".join(body[start:]).rstrip())
-        tops[key] = [line.strip() for line in body[start + 1 :] if line.strip()]
+    tops = {
+        key: top_functions(path, top, key, f"ours under cProfile, top {top} by {key}")
+        for key in ("tottime", "cumulative")
+    }
     return {
         f"busy_us_per_{unit}": round(busy / n * 1e6, 1),
         "own_ms": {k: round(v * 1e3, 2) for k, v in ranked[:top]},

@@ -10,9 +10,7 @@ the time goes; ``--profile`` adds a cProfile of that child (also automatic on a 
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import pstats
 import sys
 import tempfile
 from collections import defaultdict
@@ -22,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS, _dcg
+from ._cprofile import top_functions
 from ._util import (
     ROOT,
     Completed,
@@ -131,17 +130,9 @@ def run_phases(out: Path, jobs: int, profile: Path | None = None) -> dict[str, A
 
 def print_profile(path: Path, top: int) -> list[str]:
     """Top functions by cumulative and by own time; returns the own-time lines."""
-    lines: list[str] = []
-    for key in ("cumulative", "tottime"):
-        buf = io.StringIO()
-        pstats.Stats(str(path), stream=buf).strip_dirs().sort_stats(key).print_stats(top)
-        body = buf.getvalue().split("\n")
-        start = next(i for i, line in enumerate(body) if line.lstrip().startswith("ncalls"))
-        heading(f"cProfile of the pipeline (jobs=1, black in-process), top {top} by {key}")
-        print("\n".join(body[start:]).rstrip())
-        if key == "tottime":
-            lines = [line.strip() for line in body[start + 1 :] if line.strip()]
-    return lines
+    title = "cProfile of the pipeline (jobs=1, black in-process), top {top} by {key}"
+    top_functions(path, top, "cumulative", title.format(top=top, key="cumulative"))
+    return top_functions(path, top, "tottime", title.format(top=top, key="tottime"))
 
 
 def report_compare(
