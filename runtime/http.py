@@ -481,20 +481,16 @@ class McpHttpApp:
         if listening:
             self.listeners.add(session)
         try:
-            done, streamed = await self._write(
-                stream, send, receive, legacy, extra_headers, bool(listening)
-            )
+            done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
         finally:
             self.listeners.discard(session)
+        # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the
+        # client left keeps collecting its answers); a JSON answer leaves nothing to resume.
         if legacy is None:
             if not done:  # the client left: for a modern request, that is its cancellation
                 self._cancel(session, expected)
             for request_id in expected:
                 router.by_request.pop(request_id, None)
-        else:
-            # A legacy SSE stream stays resumable by GET (one the client left keeps
-            # collecting its answers); a JSON answer leaves nothing to resume.
-            legacy.finish(stream, streamed)
 
     async def _accepted_or_refused(
         self, stream: Stream, send: Send, extra: dict[str, str] | None
@@ -513,29 +509,43 @@ class McpHttpApp:
         legacy: LegacySession | None,
         extra: dict[str, str] | None,
         keep_open: bool,
-    ) -> tuple[bool, bool]:
+    ) -> bool:
         """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
         once every request of the POST is answered (or, for a listen, when the client goes).
-        Returns whether every frame was written, and whether as SSE."""
+        Returns whether every frame was written.
+
+        A legacy stream is settled (kept for resumption or forgotten) before the last bytes
+        leave, so a client that looks at the session right after its answer sees it settled.
+        """
         client = ClientWatch(receive)
+        streamed = settled = False
         try:
             first = await stream.next(client)
             if first is None:
-                return False, False
+                return False
             data, _, status = first
             if stream.complete and not keep_open:
+                if legacy is not None:
+                    settled = True
+                    legacy.finish(stream, streamed)
                 await _respond(send, status or 200, data, extra=extra)
-                return True, False
+                return True
+            streamed = True
             await _start_sse(send, extra)
             if legacy is not None and _polls(legacy):
                 await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
             await _sse_event(send, data, stream.record(data))
             if not await _relay(stream, send, client, keep_open):
-                return False, True
+                return False
+            if legacy is not None:
+                settled = True
+                legacy.finish(stream, streamed)
             await _end_body(send)
-            return True, True
+            return True
         finally:
             client.stop()
+            if legacy is not None and not settled:
+                legacy.finish(stream, streamed)
 
     async def _serve_inline(
         self,
