@@ -83,6 +83,12 @@ class _Key:
             obj[self.wire] = value
 
 
+#: How an open object decodes: a Struct of its declared keys that validates them, the
+#: attribute of each declared wire name, (wire, default) of keys filled in when absent,
+#: and the type of undeclared values (``None``: any JSON value).
+_Plan = tuple[type[msgspec.Struct], dict[str, str], tuple[tuple[str, Any], ...], Any]
+
+
 def key(wire: str, *, default: Any = _MISSING) -> Any:
     """Declare the attribute of an open object that reads and writes the key ``wire``."""
     return _Key(wire, default)
@@ -100,13 +106,12 @@ class OpenObject(dict[str, Any]):
     __keys__: ClassVar[dict[str, _Key]] = {}
     #: Type of undeclared values, as a string annotation (``None``: any JSON value).
     __extra__: ClassVar[str | None] = None
-    __shape: ClassVar[type[msgspec.Struct] | None] = None
-    __extra_type: ClassVar[Any] = None
+    __plan: ClassVar[_Plan | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.__keys__ = {n: v for n, v in vars(cls).items() if isinstance(v, _Key)}
-        cls.__shape = None
+        cls.__plan = None
 
     def __init__(self, **fields: Any) -> None:
         super().__init__()
@@ -124,56 +129,62 @@ class OpenObject(dict[str, Any]):
         return f"{type(self).__name__}({dict.__repr__(self)})"
 
     @classmethod
-    def _shape(cls) -> type[msgspec.Struct]:
-        """A Struct of the declared keys, built on first decode, that validates them."""
-        shape = cls.__dict__.get("_OpenObject__shape")
-        if shape is None:
-            hints = {}
-            for klass in reversed(cls.__mro__):
-                hints.update(getattr(klass, "__annotations__", {}))
-            fields = []
-            for name, spec in cls.__keys__.items():
-                if spec.default is _MISSING:
-                    fields.append((name, hints[name], msgspec.field(name=spec.wire)))
-                else:
-                    fields.append(
-                        (
-                            name,
-                            hints[name],
-                            msgspec.field(default=spec.default, name=spec.wire),
-                        )
-                    )
-            shape = msgspec.defstruct(
-                f"{cls.__name__}Keys", fields, kw_only=True, module=cls.__module__
-            )
-            cls.__shape = shape
-            if cls.__extra__ is not None:
-                namespace = vars(sys.modules[cls.__module__])
-                cls.__extra_type = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
-        return shape
+    def _plan(cls) -> _Plan:
+        """What decoding needs, worked out once per class: the shape Struct, the attribute
+        of each declared wire name, the defaults an absent key gets, the extra type."""
+        plan: _Plan | None = cls.__dict__.get("_OpenObject__plan")
+        if plan is not None:
+            return plan
+        hints = {}
+        for klass in reversed(cls.__mro__):
+            hints.update(getattr(klass, "__annotations__", {}))
+        fields = []
+        for name, spec in cls.__keys__.items():
+            if spec.default is _MISSING:
+                fields.append((name, hints[name], msgspec.field(name=spec.wire)))
+            else:
+                fields.append(
+                    (name, hints[name], msgspec.field(default=spec.default, name=spec.wire))
+                )
+        shape = msgspec.defstruct(
+            f"{cls.__name__}Keys", fields, kw_only=True, module=cls.__module__
+        )
+        extra = None
+        if cls.__extra__ is not None:
+            namespace = vars(sys.modules[cls.__module__])
+            extra = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
+        plan = (
+            shape,
+            {spec.wire: name for name, spec in cls.__keys__.items()},
+            tuple(
+                (spec.wire, spec.default)
+                for spec in cls.__keys__.values()
+                if spec.default is not _MISSING and spec.default is not msgspec.UNSET
+            ),
+            extra,
+        )
+        cls.__plan = plan
+        return plan
 
     @classmethod
     def _decode(cls, obj: Any) -> OpenObject:
         if type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
-        shape = cls._shape()
+        shape, attributes, defaults, extra = cls._plan()
         declared = _nested(msgspec.convert, obj, shape, dec_hook=dec_hook)
         inst = cls.__new__(cls)
-        dict.update(inst, obj)
-        for name, spec in cls.__keys__.items():
-            value = getattr(declared, name)
-            if value is not msgspec.UNSET:
-                dict.__setitem__(inst, spec.wire, value)
-        extra = cls.__extra_type
-        if extra is not None:
-            wires = {spec.wire for spec in cls.__keys__.values()}
-            for k, v in obj.items():
-                if k not in wires:
-                    dict.__setitem__(
-                        inst,
-                        k,
-                        _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k),
-                    )
+        # Keys in the order they came: declared ones validated, the others kept as they
+        # are (or converted to the extra type); absent keys with a default get it.
+        for k, v in obj.items():
+            name = attributes.get(k)
+            if name is not None:
+                v = getattr(declared, name)
+            elif extra is not None:
+                v = _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k)
+            dict.__setitem__(inst, k, v)
+        for wire, default in defaults:
+            if wire not in obj:
+                dict.__setitem__(inst, wire, default)
         return inst
 
 
