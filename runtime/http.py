@@ -14,6 +14,7 @@ bodies are size-limited, and every rejection is a 4xx with a JSON-RPC error body
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections import deque
@@ -35,6 +36,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+#: A request's headers as ASGI gives them (names lower-cased), the last of repeats kept.
+Headers = dict[bytes, bytes]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 #: A request carries modern per-request metadata (then it needs no session).
@@ -49,6 +52,25 @@ def _host_of(value: str) -> str:
     if value.startswith("["):
         return value.split("]", 1)[0] + "]"
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _text(headers: Headers, name: bytes) -> str | None:
+    """A request header's value (ASGI gives names lower-cased, values as latin-1 bytes)."""
+    value = headers.get(name)
+    return None if value is None else value.decode("latin-1")
+
+
+# Verdicts on header values, remembered: clients repeat the same few on every request.
+@functools.lru_cache(maxsize=256)
+def _is_json(content_type: bytes) -> bool:
+    return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
+
+
+@functools.lru_cache(maxsize=256)
+def _accepts_answers(accept: bytes) -> bool:
+    """A POST's ``Accept`` must allow both a JSON answer and an SSE stream."""
+    accept = accept.lower()
+    return b"*/*" in accept or (b"application/json" in accept and b"text/event-stream" in accept)
 
 
 def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
@@ -287,6 +309,7 @@ class McpHttpApp:
         #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
         self.stateless: Connection = server.connection()
         self.listeners: set[Session] = set()
+        self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
     # -- ASGI entry -----------------------------------------------------------------------
 
@@ -296,12 +319,12 @@ class McpHttpApp:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers: Headers = dict(scope["headers"])
         path = scope["path"].rstrip("/") or "/"
         if path != self.path:
             await _respond(send, 404, _error_body(INVALID_REQUEST, f"Not found: {scope['path']}"))
             return
-        rejection = self._check_origin(headers)
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
             await _respond(send, 403, _error_body(INVALID_REQUEST, rejection))
             return
@@ -326,11 +349,12 @@ class McpHttpApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _check_origin(self, headers: dict[str, str]) -> str | None:
-        host = headers.get("host", "")
+    def _host_or_origin_refused(self, raw_host: bytes, raw_origin: bytes | None) -> str | None:
+        """Why ``Host``/``Origin`` are refused (DNS-rebinding defence), or None."""
+        host = raw_host.decode("latin-1")
         if _host_of(host.lower()) not in self.allowed_hosts:
             return f"Forbidden: host {host!r} is not allowed"
-        origin = headers.get("origin")
+        origin = None if raw_origin is None else raw_origin.decode("latin-1")
         if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
             name = origin.lower().split("://", 1)[-1]
             if _host_of(name.split("/", 1)[0]) not in self.allowed_hosts:
@@ -339,19 +363,15 @@ class McpHttpApp:
 
     # -- POST -------------------------------------------------------------------------------
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if content_type != "application/json":
+    async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
+        if not _is_json(headers.get(b"content-type", b"")):
             await _respond(
                 send,
                 415,
                 _error_body(INVALID_REQUEST, "Unsupported Media Type: use application/json"),
             )
             return
-        accept = headers.get("accept", "").lower()
-        if not (
-            "*/*" in accept or ("application/json" in accept and "text/event-stream" in accept)
-        ):
+        if not _accepts_answers(headers.get(b"accept", b"")):
             await _respond(
                 send,
                 406,
@@ -372,7 +392,7 @@ class McpHttpApp:
         parsed = jsonrpc.parse(body)
         messages = parsed[0]
         requests = [m.id for m in messages if isinstance(m, jsonrpc.Request)]
-        session_id = headers.get("mcp-session-id")
+        session_id = _text(headers, b"mcp-session-id")
         if session_id is not None:
             legacy = self.sessions.get(session_id)
             if legacy is None:
@@ -384,7 +404,7 @@ class McpHttpApp:
                     ),
                 )
                 return
-            stated = headers.get("mcp-protocol-version")
+            stated = _text(headers, b"mcp-protocol-version")
             if stated is not None and stated not in self.server.versions:
                 # The header SHOULD name the negotiated version; one this server does not
                 # speak at all is refused (some clients send an older supported one).
@@ -399,7 +419,7 @@ class McpHttpApp:
                 legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
             )
             return
-        version = headers.get("mcp-protocol-version")
+        version = _text(headers, b"mcp-protocol-version")
         legacy_versions = self.server.versions.of_era("legacy")
         if version is None or version in legacy_versions:
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
@@ -423,7 +443,7 @@ class McpHttpApp:
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
         await self._exchange(
-            session, router, parsed, requests, HttpHeaders.of(headers), receive, send, None
+            session, router, parsed, requests, _mcp_headers(headers), receive, send, None
         )
 
     async def _initialize(
@@ -600,15 +620,15 @@ class McpHttpApp:
 
     # -- GET and DELETE (legacy sessions) ----------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if "text/event-stream" not in headers.get("accept", "").lower():
+    async def _get(self, headers: Headers, receive: Receive, send: Send) -> None:
+        if b"text/event-stream" not in headers.get(b"accept", b"").lower():
             await _respond(
                 send,
                 406,
                 _error_body(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"),
             )
             return
-        session_id = headers.get("mcp-session-id")
+        session_id = _text(headers, b"mcp-session-id")
         if session_id is None:
             await _respond(
                 send, 405, _error_body(INVALID_REQUEST, "GET needs a session"), allow=True
@@ -618,7 +638,7 @@ class McpHttpApp:
         if legacy is None:
             await _respond(send, 404, _error_body(INVALID_REQUEST, "Session not found"))
             return
-        last = headers.get("last-event-id")
+        last = _text(headers, b"last-event-id")
         name = last.split(".", 1)[0] if last is not None else None
         if last is not None and name in legacy.streams:
             await self._resume(legacy.streams[name], last, receive, send)
@@ -652,8 +672,8 @@ class McpHttpApp:
             client.stop()
         await _end_body(send)
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        session_id = headers.get("mcp-session-id")
+    async def _delete(self, headers: Headers, send: Send) -> None:
+        session_id = _text(headers, b"mcp-session-id")
         if session_id is None:
             await _respond(
                 send, 405, _error_body(INVALID_REQUEST, "DELETE needs a session"), allow=True
@@ -677,6 +697,22 @@ class McpHttpApp:
 
 
 # -- ASGI helpers -----------------------------------------------------------------------------
+
+
+def _mcp_headers(headers: Headers) -> HttpHeaders:
+    """The MCP request headers of a modern request (``Mcp-Param-*`` keyed by the rest of
+    their name)."""
+    params = {
+        k[10:].decode("latin-1"): v.decode("latin-1")
+        for k, v in headers.items()
+        if k.startswith(b"mcp-param-")
+    }
+    return HttpHeaders(
+        _text(headers, b"mcp-protocol-version"),
+        _text(headers, b"mcp-method"),
+        _text(headers, b"mcp-name"),
+        params,
+    )
 
 
 def _polls(legacy: LegacySession) -> bool:

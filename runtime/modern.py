@@ -93,16 +93,6 @@ class HttpHeaders(msgspec.Struct, frozen=True):
     name: str | None = None
     params: Mapping[str, str] = msgspec.field(default_factory=dict)
 
-    @classmethod
-    def of(cls, headers: Mapping[str, str]) -> HttpHeaders:
-        params = {k[10:]: v for k, v in headers.items() if k.startswith("mcp-param-")}
-        return cls(
-            headers.get("mcp-protocol-version"),
-            headers.get("mcp-method"),
-            headers.get("mcp-name"),
-            params,
-        )
-
 
 def decode_header_value(value: str) -> str:
     """Undo the ``=?base64?…?=`` sentinel form (values are otherwise literal)."""
