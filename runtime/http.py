@@ -165,34 +165,44 @@ class ClientWatch:
 
 
 class Responder:
-    """The answer to a POST of one stateless request, written as its handler sends it (the
-    handler runs in the request's own task): JSON when the first frame is the answer,
-    otherwise an SSE stream that ends with the answer."""
+    """The transport of a POST's one stateless request: writes the answer as its handler
+    sends it (the handler runs in the request's own task), JSON when the first frame is the
+    answer, otherwise an SSE stream that ends with the answer. Frames of no request of the
+    POST have nowhere to go (a stateless request has no GET stream) and are dropped."""
 
-    __slots__ = ("send", "request_id", "started", "done", "gone")
+    __slots__ = ("asgi_send", "request_id", "started", "done", "gone")
 
     def __init__(self, send: Send, request_id: RequestId) -> None:
-        self.send = send
+        self.asgi_send = send
         self.request_id = request_id
         self.started = False
         self.done = False
         #: The client disconnected before the answer (its handler was cancelled).
         self.gone = False
 
-    async def put(self, data: bytes, final: bool, status: int | None) -> None:
-        if self.done:
+    async def receive(self) -> bytes | None:  # the request's one frame was fed already
+        return None
+
+    async def send(
+        self,
+        data: bytes,
+        related: RequestId | None = None,
+        final: bool = False,
+        status: int | None = None,
+    ) -> None:
+        if self.done or not (final or related == self.request_id):
             return
         if not self.started:
             if final:
                 self.done = True
-                await _respond(self.send, status or 200, data)
+                await _respond(self.asgi_send, status or 200, data)
                 return
             self.started = True
-            await _start_sse(self.send, None)
-        await _sse_event(self.send, data, None)
+            await _start_sse(self.asgi_send, None)
+        await _sse_event(self.asgi_send, data, None)
         if final:
             self.done = True
-            await _end_body(self.send)
+            await _end_body(self.asgi_send)
 
     async def close(self) -> None:
         """End the response if the handler ended without an answer (it was cancelled)."""
@@ -200,9 +210,9 @@ class Responder:
             return
         self.done = True
         if self.started:
-            await _end_body(self.send)
+            await _end_body(self.asgi_send)
         else:
-            await _respond(self.send, 204, b"")
+            await _respond(self.asgi_send, 204, b"")
 
 
 class Router:
@@ -214,8 +224,6 @@ class Router:
         self.standalone: Stream | None = None
         #: The POST being fed right now: answers to input that had no readable id go there.
         self.feeding: Stream | None = None
-        #: Writes the frames of the one request a stateless POST carries, as they come.
-        self.responder: Responder | None = None
 
     async def receive(self) -> bytes | None:  # frames are pushed by the app, never pulled
         return None
@@ -227,10 +235,6 @@ class Router:
         final: bool = False,
         status: int | None = None,
     ) -> None:
-        responder = self.responder
-        if responder is not None and (related == responder.request_id or final):
-            await responder.put(data, final, status)
-            return
         stream = self.by_request.get(related) if related is not None else None
         if stream is None and related is None and final:
             stream = self.feeding
@@ -440,11 +444,17 @@ class McpHttpApp:
                     _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
                 )
                 return
+        http = _mcp_headers(headers)
+        if (
+            len(messages) == 1
+            and isinstance(messages[0], jsonrpc.Request)
+            and messages[0].method != "subscriptions/listen"
+        ):
+            await self._serve_inline(parsed, messages[0].id, http, receive, send)
+            return
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
-        await self._exchange(
-            session, router, parsed, requests, _mcp_headers(headers), receive, send, None
-        )
+        await self._exchange(session, router, parsed, requests, http, receive, send, None)
 
     async def _initialize(
         self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
@@ -473,15 +483,6 @@ class McpHttpApp:
         extra_headers: dict[str, str] | None = None,
     ) -> None:
         """Feed one POST body to ``session`` and write what it answers."""
-        messages = parsed[0]
-        if (
-            legacy is None
-            and len(messages) == 1
-            and isinstance(messages[0], jsonrpc.Request)
-            and messages[0].method != "subscriptions/listen"
-        ):
-            await self._serve_inline(session, router, parsed, messages[0].id, http, receive, send)
-            return
         expected = set(requests)
         if not expected:  # notifications and responses: 202, unless refused
             stream = Stream("n")
@@ -569,18 +570,18 @@ class McpHttpApp:
 
     async def _serve_inline(
         self,
-        session: Session,
-        router: Router,
         parsed: jsonrpc.Parsed,
         request_id: RequestId,
-        http: HttpHeaders | None,
+        http: HttpHeaders,
         receive: Receive,
         send: Send,
     ) -> None:
         """One stateless request, its handler run in this task: no task of its own, no
         turn of the loop between the answer and its writing. The client's disconnect
         (the request's cancellation) is watched only once the handler has to wait."""
-        responder = router.responder = Responder(send, request_id)
+        responder = Responder(send, request_id)
+        server = self.server
+        session = Session(self.stateless, responder, server.dispatch, server.on_notification)
         session.inline = True
         watching: list[asyncio.Task[None]] = []
 

@@ -197,7 +197,7 @@ class Session:
         self.dispatch = dispatch
         self.on_notification = on_notification
         self.request_timeout = request_timeout
-        self.negotiated: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._negotiated: asyncio.Future[str] | None = None
         self._handlers: dict[RequestId, tuple[asyncio.Task[None], RequestScope]] = {}
         self._waiting: dict[RequestId, asyncio.Future[Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
@@ -209,6 +209,14 @@ class Session:
         #: transport that feeds one request at a time and cancels that task to cancel it).
         self.inline = False
         self._closed = False
+
+    @property
+    def negotiated(self) -> asyncio.Future[str]:
+        """The version once the handshake is done (made on first use: a stateless request's
+        short-lived session never negotiates)."""
+        if self._negotiated is None:
+            self._negotiated = asyncio.get_running_loop().create_future()
+        return self._negotiated
 
     # -- the read loop ------------------------------------------------------------------
 
@@ -239,8 +247,8 @@ class Session:
         for task, _ in list(self._handlers.values()):
             task.cancel()
         self._fail_waiting()
-        if not self.negotiated.done():
-            self.negotiated.cancel()  # awaited only by clients, which report ConnectionClosed
+        if self._negotiated is not None and not self._negotiated.done():
+            self._negotiated.cancel()  # awaited only by clients, which report ConnectionClosed
 
     async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
         """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
