@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar, overload
 
 import msgspec
+import msgspec.inspect  # msgspec loads it anyway
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -83,10 +84,20 @@ class _Key:
             obj[self.wire] = value
 
 
-#: How an open object decodes: a Struct of its declared keys that validates them, the
-#: attribute of each declared wire name, (wire, default) of keys filled in when absent,
-#: and the type of undeclared values (``None``: any JSON value).
-_Plan = tuple[type[msgspec.Struct], dict[str, str], tuple[tuple[str, Any], ...], Any]
+class _Plan(NamedTuple):
+    """How an open object decodes."""
+
+    #: A Struct of the declared keys, which validates them.
+    shape: type[msgspec.Struct]
+    #: Whether any declared key is required (an empty object needs validating).
+    required: bool
+    #: (wire, attribute) of declared keys whose values decode to other objects.
+    rebuilt: tuple[tuple[str, str], ...]
+    wires: frozenset[str]
+    #: (wire, default) of keys an absent one gets.
+    defaults: tuple[tuple[str, Any], ...]
+    #: The type of undeclared values (``None``: any JSON value).
+    extra: Any
 
 
 def key(wire: str, *, default: Any = _MISSING) -> Any:
@@ -130,9 +141,8 @@ class OpenObject(dict[str, Any]):
 
     @classmethod
     def _plan(cls) -> _Plan:
-        """What decoding needs, worked out once per class: the shape Struct, the attribute
-        of each declared wire name, the defaults an absent key gets, the extra type."""
-        plan: _Plan | None = cls.__dict__.get("_OpenObject__plan")
+        """How this class decodes, worked out on first use."""
+        plan = cls.__plan
         if plan is not None:
             return plan
         hints = {}
@@ -153,9 +163,13 @@ class OpenObject(dict[str, Any]):
         if cls.__extra__ is not None:
             namespace = vars(sys.modules[cls.__module__])
             extra = eval(cls.__extra__, namespace)  # noqa: S307 - generated text
-        plan = (
+        info = msgspec.inspect.type_info(shape)
+        assert isinstance(info, msgspec.inspect.StructType)
+        plan = _Plan(
             shape,
-            {spec.wire: name for name, spec in cls.__keys__.items()},
+            any(f.required for f in info.fields),
+            tuple((f.encode_name, f.name) for f in info.fields if not _kept(f.type)),
+            frozenset(spec.wire for spec in cls.__keys__.values()),
             tuple(
                 (spec.wire, spec.default)
                 for spec in cls.__keys__.values()
@@ -170,22 +184,38 @@ class OpenObject(dict[str, Any]):
     def _decode(cls, obj: Any) -> OpenObject:
         if type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
-        shape, attributes, defaults, extra = cls._plan()
-        declared = _nested(msgspec.convert, obj, shape, dec_hook=dec_hook)
+        shape, required, rebuilt, wires, defaults, extra = cls.__plan or cls._plan()
         inst = cls.__new__(cls)
-        # Keys in the order they came: declared ones validated, the others kept as they
-        # are (or converted to the extra type); absent keys with a default get it.
-        for k, v in obj.items():
-            name = attributes.get(k)
-            if name is not None:
-                v = getattr(declared, name)
-            elif extra is not None:
-                v = _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k)
-            dict.__setitem__(inst, k, v)
+        dict.update(inst, obj)  # every key, in the order it came
+        if obj or required:
+            try:
+                declared = msgspec.convert(obj, shape, dec_hook=dec_hook)
+            except msgspec.ValidationError as exc:
+                raise ValueError(str(exc)) from None
+            for wire, name in rebuilt:  # declared values that decode to another object
+                if wire in obj:
+                    dict.__setitem__(inst, wire, getattr(declared, name))
+        if extra is not None:
+            for k, v in obj.items():
+                if k not in wires:
+                    dict.__setitem__(
+                        inst, k, _nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k)
+                    )
         for wire, default in defaults:
             if wire not in obj:
                 dict.__setitem__(inst, wire, default)
         return inst
+
+
+def _kept(info: Any) -> bool:
+    """Whether a value of this type decodes to the very object JSON gave (a string, an
+    integer, …), so an open object keeps the decoded JSON value as it is."""
+    mi = msgspec.inspect
+    if isinstance(info, mi.UnionType):
+        return all(_kept(member) for member in info.types)
+    return isinstance(
+        info, (mi.StrType, mi.IntType, mi.BoolType, mi.NoneType, mi.LiteralType, mi.AnyType)
+    )
 
 
 class UnionType(abc.ABC):
@@ -294,12 +324,16 @@ def _depth(message: str) -> int:
 
 def dec_hook(tp: Any, obj: Any) -> Any:
     """msgspec decode hook for every generated module of this package."""
-    if isinstance(tp, type):
-        if issubclass(tp, OpenObject):
-            return tp._decode(obj)
-        if issubclass(tp, UnionType):
-            return tp._decode(obj)
-    raise NotImplementedError(f"no decoder for {tp!r}")
+    decode = _hooks.get(tp)
+    if decode is None:
+        if not (isinstance(tp, type) and issubclass(tp, (OpenObject, UnionType))):
+            raise NotImplementedError(f"no decoder for {tp!r}")
+        decode = _hooks[tp] = tp._decode
+    return decode(obj)
+
+
+#: The decode function of each type the hook has met.
+_hooks: dict[Any, Callable[[Any], Any]] = {}
 
 
 def _merge_paths(message: str) -> str:
