@@ -202,6 +202,8 @@ class Connection:
         self._pending: dict[RequestId, _Pending] = {}
         self._offered: tuple[str, ...] = ()
         self._init_id: RequestId | None = None
+        #: (version, method) → its row and the application's, for methods answered before.
+        self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
 
     @property
     def signer(self) -> Any:
@@ -345,8 +347,7 @@ class Connection:
         )
         if m.method == "server/discover":
             return [Send(jsonrpc.encode_result(m.id, self._discover(version)), batch, m.id)]
-        spec = self._answerable(version, m.method)
-        local = self.local.types_of(self.peer, m.method) or spec
+        spec, local = self._route(version, m.method)
         params = self._incoming(m.params, spec, local, version)
         if m.method == "subscriptions/listen":
             notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
@@ -436,6 +437,16 @@ class Connection:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (capability not offered)")
         return spec
 
+    def _route(self, version: VersionInfo, method: str) -> tuple[MethodSpec, MethodSpec]:
+        """:meth:`_answerable`'s row for ``method`` and the application's row for it (its
+        types), remembered: the same few methods come again and again."""
+        key = (version.version, method)
+        route = self._routes.get(key)
+        if route is None:
+            spec = self._answerable(version, method)
+            route = self._routes[key] = (spec, self.local.types_of(self.peer, method) or spec)
+        return route
+
     def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
         if m.method == "ping":
             return [Send(jsonrpc.encode_result(m.id, {}), batch, m.id)]
@@ -444,10 +455,9 @@ class Connection:
         version = self.version
         if version is None or self.state is State.NEW:
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
-        spec = self._answerable(version, m.method)
+        spec, local = self._route(version, m.method)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
-        local = self.local.types_of(self.peer, m.method) or spec
         params = self._incoming(m.params, spec, local, version)
         meta = getattr(params, "meta", UNSET)
         return [

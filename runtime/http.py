@@ -395,9 +395,9 @@ class McpHttpApp:
             return
         parsed = jsonrpc.parse(body)
         messages = parsed[0]
-        requests = [m.id for m in messages if isinstance(m, jsonrpc.Request)]
         session_id = _text(headers, b"mcp-session-id")
         if session_id is not None:
+            requests = _request_ids(messages)
             legacy = self.sessions.get(session_id)
             if legacy is None:
                 await _respond(
@@ -426,6 +426,7 @@ class McpHttpApp:
         version = _text(headers, b"mcp-protocol-version")
         legacy_versions = self.server.versions.of_era("legacy")
         if version is None or version in legacy_versions:
+            requests = _request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 await self._initialize(parsed, requests, receive, send)
                 return
@@ -454,7 +455,9 @@ class McpHttpApp:
             return
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
-        await self._exchange(session, router, parsed, requests, http, receive, send, None)
+        await self._exchange(
+            session, router, parsed, _request_ids(messages), http, receive, send, None
+        )
 
     async def _initialize(
         self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
@@ -608,7 +611,8 @@ class McpHttpApp:
             uncancel = getattr(task, "uncancel", None)  # Python 3.11+
             if uncancel is not None:
                 uncancel()
-        await responder.close()
+        elif not responder.done:
+            await responder.close()
 
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
         """The client went away from a modern request: that is its cancellation."""
@@ -700,6 +704,10 @@ class McpHttpApp:
 # -- ASGI helpers -----------------------------------------------------------------------------
 
 
+def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:
+    return [m.id for m in messages if isinstance(m, jsonrpc.Request)]
+
+
 def _mcp_headers(headers: Headers) -> HttpHeaders:
     """The MCP request headers of a modern request (``Mcp-Param-*`` keyed by the rest of
     their name)."""
@@ -723,18 +731,20 @@ def _polls(legacy: LegacySession) -> bool:
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
+    """The request body (``b""`` if the client left first), or None when over ``limit``."""
+    chunks: list[bytes] = []
+    size = 0
+    message = await receive()
+    while message["type"] != "http.disconnect":
+        chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             return None
-        chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return b"".join((*chunks, chunk)) if chunks else chunk
+        chunks.append(chunk)
+        message = await receive()
+    return b""
 
 
 async def _wait_disconnect(receive: Receive) -> None:
@@ -761,6 +771,9 @@ async def _relay(stream: Stream, send: Send, client: ClientWatch, keep_open: boo
     return True
 
 
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
 async def _respond(
     send: Send,
     status: int,
@@ -769,9 +782,9 @@ async def _respond(
     extra: dict[str, str] | None = None,
     allow: bool = False,
 ) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
+    headers = [(b"content-length", b"%d" % len(body))]
     if body:
-        headers.append((b"content-type", b"application/json"))
+        headers.append(_JSON_TYPE)
     if allow:
         headers.append((b"allow", b"GET, POST, DELETE"))
     for name, value in (extra or {}).items():
