@@ -370,7 +370,7 @@ async def http_client(
     **options: Any,
 ) -> AsyncIterator[C]:
     """Connect over Streamable HTTP to ``url`` and yield a typed client."""
-    from .http_client import HttpClientTransport
+    from .http_client_transport import HttpClientTransport
 
     transport = HttpClientTransport(url, headers=headers)
     async with _connected(client_class, transport, handlers, mode, options, url) as client:

@@ -49,7 +49,7 @@ from mcpgen.generated._support import RequestContext
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.generated.v2026_07_28.client import Client, ClientHandlers
 from mcpgen.runtime import ClientSession, McpError, http_client, stdio_client
-from mcpgen.runtime.http_client import HttpClientTransport
+from mcpgen.runtime.http_client_transport import HttpClientTransport
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_HTTP_PEER = ROOT / "tests" / "peers" / "sdk_http_server.py"

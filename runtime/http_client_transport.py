@@ -24,7 +24,7 @@ from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 from .jsonrpc import RequestId
 from .modern import NAME_FIELDS, PROTOCOL_VERSION, encode_header_value
 
-log = logging.getLogger("mcpgen.runtime.http_client")
+log = logging.getLogger("mcpgen.runtime.http_client_transport")
 
 #: Builds ``Mcp-Param-*`` headers for a tool call: (tool name, arguments) → headers.
 ParamHeaders = Callable[[str, Mapping[str, Any]], dict[str, str]]
