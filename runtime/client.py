@@ -22,6 +22,7 @@ from msgspec import UNSET
 from . import connection as c
 from . import modern
 from .errors import (
+    HEADER_MISMATCH,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MODERN_ERRORS,
@@ -33,7 +34,7 @@ from .errors import (
 from .negotiation import Versions
 from .server import derive_capabilities, implemented
 from .session import ProgressCallback, RequestScope, Session, Transport
-from .toolheaders import ToolHeaders
+from .toolheaders import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
 
 log = logging.getLogger("mcpgen.runtime.client")
 C = TypeVar("C")
@@ -239,16 +240,38 @@ class ClientSession:
         answers are fulfilled with the client handlers and the request retried."""
         if self.session is None:
             raise RuntimeError("not connected")
+        refreshed = False
         for _ in range(self.max_input_rounds + 1):
-            answer = await self.session.request(method, params, progress=progress)
+            try:
+                answer = await self.session.request(method, params, progress=progress)
+            except McpError as exc:
+                # The spec's advice for -32020 on a call: the tool's x-mcp-header
+                # annotations may be new to us; list the tools again and retry once.
+                if refreshed or not self._stale_headers(method, exc):
+                    raise
+                refreshed = True
+                await self._relist_tools()
+                answer = await self.session.request(method, params, progress=progress)
             if not isinstance(answer, c.InputRequiredAnswer):
-                if method == "tools/list":
+                if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
                 return answer
             params = await self._retry_params(params, answer)
         raise McpError(
             INVALID_REQUEST, f"{method} still needs input after {self.max_input_rounds} rounds"
         )
+
+    def _stale_headers(self, method: str, exc: McpError) -> bool:
+        return exc.code == HEADER_MISMATCH and method == CALL_TOOL and self._header_safe()
+
+    async def _relist_tools(self) -> None:
+        """Every page of the server's tools (:meth:`request` remembers their annotations)."""
+
+        async def fetch(cursor: str | None) -> Any:
+            return await self.request(LIST_TOOLS, {"cursor": cursor} if cursor else UNSET)
+
+        async for _ in tool_pages(fetch):
+            pass
 
     def _header_safe(self) -> bool:
         """Over HTTP, tools whose ``x-mcp-header`` annotations are invalid are dropped."""

@@ -363,6 +363,7 @@ class Connection:
                 batch,
                 peer,
                 inputs,
+                http.params if http is not None else None,
             )
         ]
 

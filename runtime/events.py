@@ -71,6 +71,9 @@ class IncomingRequest(msgspec.Struct, frozen=True):
     #: Set for modern requests (legacy requests rely on the session's state).
     peer: Peer | None = None
     inputs: Inputs | None = None
+    #: The ``Mcp-Param-*`` headers of a modern request that came over HTTP (keyed by the
+    #: lower-cased rest of their name); None otherwise.
+    param_headers: Mapping[str, str] | None = None
 
 
 class Listen(msgspec.Struct, frozen=True):

@@ -18,7 +18,7 @@ import functools
 import logging
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -709,19 +709,42 @@ def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:
 
 
 def _mcp_headers(headers: Headers) -> HttpHeaders:
-    """The MCP request headers of a modern request (``Mcp-Param-*`` keyed by the rest of
-    their name)."""
-    params = {
-        k[10:].decode("latin-1"): v.decode("latin-1")
-        for k, v in headers.items()
-        if k.startswith(b"mcp-param-")
-    }
+    """The MCP request headers of a modern request."""
     return HttpHeaders(
         _text(headers, b"mcp-protocol-version"),
         _text(headers, b"mcp-method"),
         _text(headers, b"mcp-name"),
-        params,
+        _ParamHeaders(headers),
     )
+
+
+class _ParamHeaders(Mapping[str, str]):
+    """The ``Mcp-Param-*`` headers, keyed by the rest of their name; read on first use
+    (only a call of a tool with header annotations needs them)."""
+
+    __slots__ = ("_headers", "_params")
+
+    def __init__(self, headers: Headers) -> None:
+        self._headers = headers
+        self._params: dict[str, str] | None = None
+
+    def _read(self) -> dict[str, str]:
+        if self._params is None:
+            self._params = {
+                k[10:].decode("latin-1"): v.decode("latin-1")
+                for k, v in self._headers.items()
+                if k.startswith(b"mcp-param-")
+            }
+        return self._params
+
+    def __getitem__(self, key: str) -> str:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
 
 
 def _polls(legacy: LegacySession) -> bool:

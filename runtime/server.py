@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import msgspec
 
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
 from .negotiation import Versions
 from .session import RequestScope, Session, Transport
+from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
+
+log = logging.getLogger("mcpgen.runtime")
 
 #: What changed → the notification announcing it and the listen filter that asks for it.
 CHANGES = {
@@ -119,6 +125,8 @@ class Server:
         self.sessions: set[Session] = set()
         #: HTTP apps serving this server (they hold their own sessions and listen streams).
         self.apps: list[Any] = []
+        #: The ``x-mcp-header`` annotations of this server's tools, for checking calls.
+        self.tool_headers = ServerToolHeaders()
 
     def connection(self) -> c.Connection:
         return c.Connection(
@@ -136,7 +144,41 @@ class Server:
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         ctx = self.context_class(scope) if self.context_class is not None else scope
-        return await handler(event.params, ctx)
+        name = event.spec.name
+        if event.param_headers is not None and name == CALL_TOOL:
+            params = event.params
+            await self.tool_headers.check(
+                getattr(params, "name", ""),
+                getattr(params, "arguments", None),
+                event.param_headers,
+                lambda: self._learn_tools(event, ctx),
+            )
+        result = await handler(event.params, ctx)
+        if name == LIST_TOOLS:
+            self.tool_headers.learn(result)
+        return result
+
+    async def _learn_tools(self, event: c.IncomingRequest, ctx: Any) -> None:
+        """List this server's own tools (every page) to learn their header annotations,
+        with the ``_meta`` of the request that needs them."""
+        spec = self.local.types_of("client", LIST_TOOLS)
+        handler = self.implemented.get(spec.handler) if spec is not None else None
+        if spec is None or spec.params is None or handler is None:
+            return
+        params_type = spec.params
+        meta = msgspec.to_builtins(event.meta) if event.meta else None
+
+        async def fetch(cursor: str | None) -> Any:
+            raw: dict[str, Any] = {"_meta": meta} if meta else {}
+            if cursor:
+                raw["cursor"] = cursor
+            return await handler(self.local.binding.types.convert(raw, params_type), ctx)
+
+        try:
+            async for page in tool_pages(fetch):
+                self.tool_headers.learn(page)
+        except Exception:  # the call goes on unchecked rather than failing for this
+            log.exception("listing tools to learn their x-mcp-header annotations failed")
 
     async def on_notification(self, event: c.IncomingNotification) -> None:
         hook = self.implemented.get(event.spec.handler)
@@ -158,6 +200,8 @@ class Server:
         ``what="resource"``, one resource changed: to legacy sessions, and to every modern
         listen stream whose filter asked for it."""
         method, wanted = CHANGES[what]
+        if what == "tools":
+            self.tool_headers.forget()
         params: dict[str, Any] = {"uri": uri} if uri is not None else {}
         for session in list(self.sessions):
             await session.publish(method, params, wanted)

@@ -4,21 +4,30 @@ A tool's input schema may mark a property with ``"x-mcp-header": "Name"``; a cli
 HTTP then sends the argument's value as ``Mcp-Param-Name``. Annotations must be a valid
 header token, unique regardless of case, on a string, integer or boolean property reached
 from the root through ``properties`` only; tools that break this are dropped.
+
+A server checks each call against its own tools' annotations: an argument present in the
+body (not null) needs its header, equal once decoded; anything else is a header mismatch.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
 
-from .modern import encode_header_value
+from .errors import HEADER_MISMATCH, McpError
+from .modern import decode_header_value, encode_header_value
 
 log = logging.getLogger("mcpgen.runtime")
 
+#: The method whose calls carry ``Mcp-Param-*`` headers, and the one that lists the tools.
+CALL_TOOL = "tools/call"
+LIST_TOOLS = "tools/list"
+#: Pages of a tool list read when (re)learning annotations; a bound on a cursor loop.
+MAX_TOOL_PAGES = 100
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _KEY = "x-mcp-header"
 Path = tuple[str, ...]
@@ -93,10 +102,92 @@ class ToolHeaders:
         """``Mcp-Param-*`` headers for a call of ``tool`` (null or absent values: none)."""
         out: dict[str, str] = {}
         for name, path in self.by_tool.get(tool, ()):
-            value: Any = arguments
-            for part in path:
-                value = value.get(part) if isinstance(value, Mapping) else None
+            value = _argument(arguments, path)
             if value is None or isinstance(value, (dict, list, float)):
                 continue
             out[f"Mcp-Param-{name}"] = encode_header_value(value)
         return out
+
+
+async def tool_pages(fetch: Callable[[str | None], Awaitable[Any]]) -> AsyncIterator[Any]:
+    """The pages of a tool list, ``fetch(cursor)`` each, following ``nextCursor``."""
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await fetch(cursor)
+        yield page
+        cursor = getattr(page, "next_cursor", None)
+        if not isinstance(cursor, str) or not cursor:
+            return
+
+
+def _argument(arguments: Any, path: Path) -> Any:
+    value = arguments
+    for part in path:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def check_param_headers(
+    annotations: list[tuple[str, Path]], arguments: Any, sent: Mapping[str, str]
+) -> None:
+    """A call's ``Mcp-Param-*`` headers (``sent``, keyed by the lower-cased rest of their
+    name) against its arguments: -32020 unless each annotated argument present in the body
+    comes with its header, equal once decoded (integers compared as numbers), and no header
+    stands for an argument the body lacks."""
+    for name, path in annotations:
+        value = _argument(arguments, path)
+        header = sent.get(name.lower())
+        where = "params.arguments." + ".".join(path)
+        if header is None:
+            if value is not None:
+                raise McpError(
+                    HEADER_MISMATCH, f"Header mismatch: Mcp-Param-{name} is required ({where})"
+                )
+            continue
+        if value is None:
+            raise McpError(HEADER_MISMATCH, f"Header mismatch: Mcp-Param-{name} but no {where}")
+        if not _same(decode_header_value(header.strip()), value):
+            raise McpError(HEADER_MISMATCH, f"Header mismatch: Mcp-Param-{name} must equal {where}")
+
+
+def _same(text: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return int(text) == value
+        except ValueError:
+            return False
+    return isinstance(value, str) and text == value
+
+
+class ServerToolHeaders:
+    """What a server's own tools declare, for checking calls: learned from every
+    ``tools/list`` it answers, or (when a call comes first, e.g. to another worker) by
+    listing its tools itself once; forgotten when its tools change."""
+
+    def __init__(self) -> None:
+        self.known = ToolHeaders()
+        self.complete = False
+
+    def learn(self, result: Any) -> None:
+        self.known.remember(result, drop_invalid=False)
+
+    def forget(self) -> None:
+        self.known.by_tool.clear()
+        self.complete = False
+
+    async def check(
+        self,
+        tool: str,
+        arguments: Any,
+        sent: Mapping[str, str],
+        list_all: Callable[[], Awaitable[None]],
+    ) -> None:
+        annotations = self.known.by_tool.get(tool)
+        if annotations is None and not self.complete:
+            self.complete = True
+            await list_all()
+            annotations = self.known.by_tool.get(tool)
+        if annotations:
+            check_param_headers(annotations, arguments, sent)

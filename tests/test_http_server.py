@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import uvicorn
 
@@ -118,6 +119,20 @@ def modern_headers(method: str, params: Mapping[str, Any] | None = None) -> dict
     if method == "resources/read" and "uri" in params:
         headers["mcp-name"] = str(params["uri"])
     return headers
+
+
+def param_headers(params: Mapping[str, Any]) -> dict[str, str]:
+    """The Mcp-Param-* headers a conforming client sends for a call of ``test_x_mcp_header``
+    (the fixture mirrors ``region``, ``priority`` and ``verbose``)."""
+    if params.get("name") != "test_x_mcp_header":
+        return {}
+    names = {"region": "Region", "priority": "Priority", "verbose": "Verbose"}
+    out: dict[str, str] = {}
+    for key, value in params.get("arguments", {}).items():
+        if key in names and value is not None:
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            out[f"mcp-param-{names[key].lower()}"] = text
+    return out
 
 
 def b64_header(value: str) -> str:
@@ -471,6 +486,9 @@ class Bad:
 
 
 PLAIN = {"content-type": "application/json", "accept": BOTH}
+#: A call of the fixture tool whose arguments are mirrored into Mcp-Param-* headers.
+XMCP: dict[str, Any] = {"name": "test_x_mcp_header", "arguments": {"region": "eu-west1"}}
+
 PING = json.dumps(request("p1", "ping")).encode()
 
 
@@ -490,7 +508,11 @@ def modern_bad(
     body_params = dict(params)
     if meta_changes.pop("_meta", True) is not None:
         body_params["_meta"] = meta(**meta_changes)
-    all_headers: dict[str, str | None] = {**modern_headers(method, params), **(headers or {})}
+    all_headers: dict[str, str | None] = {
+        **modern_headers(method, params),
+        **param_headers(params),
+        **(headers or {}),
+    }
     body = json.dumps(request(request_id, method, body_params)).encode()
     return Bad(status, code, request_id, headers=all_headers, body=body)
 
@@ -539,6 +561,14 @@ BAD_REQUESTS = [
     pytest.param(modern_bad(400, HEADER_MISMATCH, headers={"mcp-name": b64_header("test_simple_text").lower()}), id="name-header-base64-lowercased-payload"),
     pytest.param(modern_bad(400, HEADER_MISMATCH, "resources/read", {"uri": "test://static-text"}, {"mcp-name": "test://static-binary"}), id="uri-header-vs-body"),
     pytest.param(modern_bad(400, HEADER_MISMATCH, "prompts/get", {"name": "test_simple_prompt"}, {"mcp-name": b64_header("test_prompt_with_image")}), id="prompt-name-header-base64-vs-body"),
+    # x-mcp-header arguments and their Mcp-Param-* headers (-32020)
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-region": None}), id="param-header-missing"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-region": "us-east1"}), id="param-header-vs-body"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-region": "=?base64?ZXUtd2VzdDE?="}), id="param-header-base64-padding"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-region": "=?base64?ZXUt!!d2VzdDE=?="}), id="param-header-base64-alphabet"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-priority": "7"}), id="param-header-without-argument"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params={**XMCP, "arguments": {"region": "eu-west1", "priority": 42}}, headers={"mcp-param-priority": "43"}), id="param-header-integer-vs-body"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params={**XMCP, "arguments": {"region": "eu-west1", "verbose": True}}, headers={"mcp-param-verbose": "True"}), id="param-header-boolean-case"),
     # unsupported version (-32022; data checked below)
     pytest.param(modern_bad(400, UNSUPPORTED_PROTOCOL_VERSION, headers={"mcp-protocol-version": "2099-01-01"}, protocolVersion="2099-01-01"), id="version-unsupported"),
     # missing _meta keys (-32602)
@@ -638,6 +668,75 @@ def test_mcp_name_in_base64_is_decoded_before_comparing(endpoint: Endpoint) -> N
     )
     rpc_error(endpoint.client.send(raw), 400, HEADER_MISMATCH, bad_id)
     endpoint.assert_serving()
+
+
+def test_mcp_param_headers_are_decoded_and_compared_with_the_arguments(
+    endpoint: Endpoint,
+) -> None:
+    """Header names in any case; base64 values decoded; integers compared as numbers;
+    text that merely looks like base64 is literal; absent arguments need no header."""
+    cases = [
+        ({"region": "Zürich"}, {"Mcp-Param-REGION": b64_header("Zürich")}),
+        (
+            {"region": "eu", "priority": 42, "verbose": False},
+            {"mcp-param-region": "eu", "mcp-param-priority": "042", "mcp-param-verbose": "false"},
+        ),
+        ({"region": "=?base64?ZXU="}, {"mcp-param-region": "=?base64?ZXU="}),
+        ({"region": "eu", "priority": None}, {"mcp-param-region": "eu"}),
+    ]
+    for arguments, headers in cases:
+        request_id, response = endpoint.modern(
+            "tools/call", {"name": "test_x_mcp_header", "arguments": arguments}, headers=headers
+        )
+        assert text_of(result_of(response, request_id)).startswith("headers matched: "), arguments
+
+
+def test_a_server_that_never_listed_its_tools_still_checks_mcp_param_headers(
+    served: Served,
+) -> None:
+    """A fresh worker, or one whose tools changed, learns its tools' annotations by listing
+    them itself before the first call it checks."""
+    served.app.server.tool_headers.forget()
+    endpoint = served.endpoint
+    request_id, response = endpoint.modern("tools/call", XMCP)
+    rpc_error(response, 400, HEADER_MISMATCH, request_id)
+    request_id, response = endpoint.modern("tools/call", XMCP, headers=param_headers(XMCP))
+    assert text_of(result_of(response, request_id)) == "headers matched: region='eu-west1'"
+
+
+def test_runtime_client_names_stay_functions_once_the_transports_are_loaded() -> None:
+    """No runtime submodule shadows a public name of ``mcpgen.runtime`` (importing a
+    submodule sets a package attribute of the same name)."""
+    import importlib
+
+    import mcpgen.runtime as runtime
+
+    for module in ("client", "http", "http_client_transport", "stdio", "session", "server"):
+        importlib.import_module(f"mcpgen.runtime.{module}")
+    for name in runtime.__all__:
+        assert not isinstance(getattr(runtime, name), type(runtime)), name
+
+
+def test_our_client_relists_the_tools_once_when_a_call_lacks_its_param_headers(
+    served: Served,
+) -> None:
+    """A client that never listed the tools sends no Mcp-Param-* headers; on the server's
+    -32020 it lists them (learning the annotations) and retries once, as the spec advises."""
+    from mcpgen.generated.v2026_07_28.client import Client
+    from mcpgen.runtime import http_client
+
+    async def call() -> list[str]:
+        async with http_client(Client, served.endpoint.url) as client:
+            answer = await client.call_tool(
+                name="test_x_mcp_header", arguments={"region": "Zürich", "priority": 3}
+            )
+            second = await client.call_tool(name="test_x_mcp_header", arguments={"region": "eu"})
+            return [text_of(msgspec.to_builtins(r)) for r in (answer, second)]
+
+    assert asyncio.run(asyncio.wait_for(call(), 30)) == [
+        "headers matched: region='Zürich', priority=3",
+        "headers matched: region='eu'",
+    ]
 
 
 def test_accept_media_types_are_case_insensitive(endpoint: Endpoint) -> None:
@@ -1315,6 +1414,24 @@ def test_a_server_with_another_key_rejects_the_request_state(cluster: Cluster) -
         cluster.other, params, inputResponses=answers, requestState=own["requestState"]
     )
     assert text_of(final) == "state-ok: confirmed=True"
+
+
+def test_every_worker_checks_mcp_param_headers_from_its_first_call(cluster: Cluster) -> None:
+    """No worker has answered tools/list here; whichever answers learns its tools'
+    annotations itself."""
+    for _ in range(12):
+        request_id = next_id()
+        body = request(request_id, "tools/call", {**XMCP, "_meta": meta()})
+        with httpx.Client(timeout=TIMEOUT) as client:
+            response = client.post(
+                cluster.shared.endpoint.url, headers=modern_headers("tools/call", XMCP), json=body
+            )
+        rpc_error(response, 400, HEADER_MISMATCH, request_id)
+    request_id = next_id()
+    body = request(request_id, "tools/call", {**XMCP, "_meta": meta()})
+    headers = {**modern_headers("tools/call", XMCP), **param_headers(XMCP)}
+    response = cluster.shared.endpoint.post(body, headers)
+    assert text_of(result_of(response, request_id)) == "headers matched: region='eu-west1'"
 
 
 def test_default_body_limit_is_4_mib(cluster: Cluster) -> None:

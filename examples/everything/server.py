@@ -315,6 +315,12 @@ async def mrtr_multi_round(args: dict[str, Any], ctx: s.Context) -> t.CallToolRe
     return result(text(f"{content_of(name, 'name')} likes {content_of(color, 'color')}"))
 
 
+async def x_mcp_header(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
+    """Its arguments arrive checked against their Mcp-Param-* headers (the runtime's job)."""
+    shown = ", ".join(f"{k}={args[k]!r}" for k in ("region", "priority", "verbose") if k in args)
+    return result(text(f"headers matched: {shown}"))
+
+
 async def mrtr_capabilities(args: dict[str, Any], ctx: s.Context) -> t.CallToolResult:
     caps = ctx.client_capabilities
     if caps.elicitation is not t.UNSET:
@@ -400,6 +406,19 @@ tool(
 )
 tool("test_input_required_result_multi_round", "Asks in two rounds", mrtr_multi_round)
 tool("test_input_required_result_tampered_state", "Asks a confirmation", mrtr_request_state)
+tool(
+    "test_x_mcp_header",
+    "Mirrors its arguments into Mcp-Param-* HTTP headers (x-mcp-header)",
+    x_mcp_header,
+    schema(
+        {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "priority": {"type": "integer", "x-mcp-header": "Priority"},
+            "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+        },
+        ["region"],
+    ),
+)
 tool(
     "test_input_required_result_capabilities",
     "Asks only what the client can answer",
