@@ -135,6 +135,11 @@ def report(title: str, scenarios: dict[str, Tally], scored: set[str] | None) -> 
     for name, t in scenarios.items():
         if t.failed and counts(name):
             print(f"  FAILED {name}: " + "; ".join(t.failures[:3]))
+    failing_unscored = [
+        f"{n} ({t.failed})" for n, t in scenarios.items() if t.failed and not counts(n)
+    ]
+    if failing_unscored:
+        print("  unscored, with failures: " + ", ".join(failing_unscored))
     if scored is not None:
         missing = sorted(
             n for n in scored if not any(s.removeprefix("server-") == n for s in scenarios)
