@@ -146,12 +146,11 @@ class Server:
         ctx = self.context_class(scope) if self.context_class is not None else scope
         name = event.spec.name
         if event.param_headers is not None and name == CALL_TOOL:
-            params = event.params
-            await self.tool_headers.check(
-                getattr(params, "name", ""),
-                getattr(params, "arguments", None),
-                event.param_headers,
-                lambda: self._learn_tools(event, ctx),
+            tool = getattr(event.params, "name", "")
+            if self.tool_headers.must_learn(tool):
+                await self._learn_tools(event, ctx)
+            self.tool_headers.check(
+                tool, getattr(event.params, "arguments", None), event.param_headers
             )
         result = await handler(event.params, ctx)
         if name == LIST_TOOLS:

@@ -177,17 +177,15 @@ class ServerToolHeaders:
         self.known.by_tool.clear()
         self.complete = False
 
-    async def check(
-        self,
-        tool: str,
-        arguments: Any,
-        sent: Mapping[str, str],
-        list_all: Callable[[], Awaitable[None]],
-    ) -> None:
+    def must_learn(self, tool: str) -> bool:
+        """Whether to list the server's tools before checking a call of ``tool``: it is
+        not known, and the tools were not listed since they last changed."""
+        if tool in self.known.by_tool or self.complete:
+            return False
+        self.complete = True
+        return True
+
+    def check(self, tool: str, arguments: Any, sent: Mapping[str, str]) -> None:
         annotations = self.known.by_tool.get(tool)
-        if annotations is None and not self.complete:
-            self.complete = True
-            await list_all()
-            annotations = self.known.by_tool.get(tool)
         if annotations:
             check_param_headers(annotations, arguments, sent)
