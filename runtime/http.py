@@ -18,7 +18,16 @@ import functools
 import logging
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -598,12 +607,9 @@ class McpHttpApp:
             if not responder.done:
                 watching.append(asyncio.ensure_future(cancel_on_disconnect()))
 
-        # A timer, not call_soon: cancelled before it is due, it costs no turn of the loop.
-        pending = asyncio.get_running_loop().call_later(0, watch)
         try:
-            await session.feed_parsed(parsed, http)
+            await _OnSuspend(session.feed_parsed(parsed, http), watch)
         finally:
-            pending.cancel()
             for watcher in watching:
                 watcher.cancel()
         if responder.gone:  # the cancellation was ours, and is handled
@@ -702,6 +708,42 @@ class McpHttpApp:
 
 
 # -- ASGI helpers -----------------------------------------------------------------------------
+
+
+class _OnSuspend:
+    """Awaits ``coro`` in the awaiting task, as ``await coro`` would, and calls ``hook`` the
+    first time it suspends. A handler that answers without waiting costs nothing more; one
+    that waits gets its disconnect watcher then (no timer or callback per request)."""
+
+    __slots__ = ("coro", "hook")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], hook: Callable[[], None]) -> None:
+        self.coro = coro
+        self.hook = hook
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro = self.coro
+        try:
+            step = coro.send(None)
+        except StopIteration:
+            return
+        self.hook()
+        while True:  # what ``yield from coro`` does from here on
+            try:
+                sent = yield step
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # a cancellation (or any error) thrown at the task
+                try:
+                    step = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    step = coro.send(sent)
+                except StopIteration:
+                    return
 
 
 def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:

@@ -704,6 +704,58 @@ def test_a_server_that_never_listed_its_tools_still_checks_mcp_param_headers(
     assert text_of(result_of(response, request_id)) == "headers matched: region='eu-west1'"
 
 
+def test_on_suspend_awaits_like_await_and_tells_when_the_coroutine_first_waits() -> None:
+    """The stateless path's disconnect watcher starts only when a handler waits."""
+    from mcpgen.runtime.http import _OnSuspend
+
+    calls: list[str] = []
+    hook = lambda: calls.append("suspended")  # noqa: E731
+
+    async def quick() -> None:
+        calls.append("ran")
+
+    async def waits(fail: bool) -> None:
+        try:
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            if fail:
+                raise ValueError("after waiting")
+            calls.append("finished")
+        finally:
+            calls.append("cleaned up")
+
+    async def scenario() -> None:
+        await _OnSuspend(quick(), hook)
+        assert calls == ["ran"]
+        calls.clear()
+        await _OnSuspend(waits(False), hook)
+        assert calls == ["suspended", "finished", "cleaned up"]
+        calls.clear()
+        with pytest.raises(ValueError, match="after waiting"):
+            await _OnSuspend(waits(True), hook)
+        assert calls == ["suspended", "cleaned up"]
+        calls.clear()
+
+        # a cancellation of the awaiting task reaches the coroutine
+        async def waits_long() -> None:
+            try:
+                await asyncio.sleep(30)
+            finally:
+                calls.append("cleaned up")
+
+        async def awaiting() -> None:
+            await _OnSuspend(waits_long(), hook)
+
+        task = asyncio.ensure_future(awaiting())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert calls == ["suspended", "cleaned up"]
+
+    asyncio.run(scenario())
+
+
 def test_runtime_client_names_stay_functions_once_the_transports_are_loaded() -> None:
     """No runtime submodule shadows a public name of ``mcpgen.runtime`` (importing a
     submodule sets a package attribute of the same name)."""
