@@ -28,6 +28,7 @@ CALL_TOOL = "tools/call"
 LIST_TOOLS = "tools/list"
 #: Pages of a tool list read when (re)learning annotations; a bound on a cursor loop.
 MAX_TOOL_PAGES = 100
+_INTEGER = re.compile(r"-?[0-9]+")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _KEY = "x-mcp-header"
 Path = tuple[str, ...]
@@ -153,11 +154,8 @@ def check_param_headers(
 def _same(text: str, value: Any) -> bool:
     if isinstance(value, bool):
         return text == ("true" if value else "false")
-    if isinstance(value, (int, float)):
-        try:
-            return int(text) == value
-        except ValueError:
-            return False
+    if isinstance(value, (int, float)):  # decimal digits only (int() also takes "4_2")
+        return _INTEGER.fullmatch(text) is not None and int(text) == value
     return isinstance(value, str) and text == value
 
 

@@ -569,6 +569,7 @@ BAD_REQUESTS = [
     pytest.param(modern_bad(400, HEADER_MISMATCH, params=XMCP, headers={"mcp-param-priority": "7"}), id="param-header-without-argument"),
     pytest.param(modern_bad(400, HEADER_MISMATCH, params={**XMCP, "arguments": {"region": "eu-west1", "priority": 42}}, headers={"mcp-param-priority": "43"}), id="param-header-integer-vs-body"),
     pytest.param(modern_bad(400, HEADER_MISMATCH, params={**XMCP, "arguments": {"region": "eu-west1", "verbose": True}}, headers={"mcp-param-verbose": "True"}), id="param-header-boolean-case"),
+    pytest.param(modern_bad(400, HEADER_MISMATCH, params={**XMCP, "arguments": {"region": "eu-west1", "priority": 42}}, headers={"mcp-param-priority": "4_2"}), id="param-header-integer-not-decimal"),
     # unsupported version (-32022; data checked below)
     pytest.param(modern_bad(400, UNSUPPORTED_PROTOCOL_VERSION, headers={"mcp-protocol-version": "2099-01-01"}, protocolVersion="2099-01-01"), id="version-unsupported"),
     # missing _meta keys (-32602)
