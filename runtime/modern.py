@@ -48,7 +48,6 @@ class _Probe(msgspec.Struct):
     meta: RequestMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
     name: Any = UNSET
     uri: Any = UNSET
-    arguments: Any = UNSET
     inputResponses: Any = UNSET
     requestState: Any = UNSET
 
