@@ -173,7 +173,16 @@ class ClientWatch:
             self.future.cancel()
 
 
-class Responder:
+class _PushedTo:
+    """A session transport the app feeds frames to itself: nothing is read from it."""
+
+    __slots__ = ()
+
+    async def receive(self) -> bytes | None:
+        return None
+
+
+class Responder(_PushedTo):
     """The transport of a POST's one stateless request: writes the answer as its handler
     sends it (the handler runs in the request's own task), JSON when the first frame is the
     answer, otherwise an SSE stream that ends with the answer. Frames of no request of the
@@ -188,9 +197,6 @@ class Responder:
         self.done = False
         #: The client disconnected before the answer (its handler was cancelled).
         self.gone = False
-
-    async def receive(self) -> bytes | None:  # the request's one frame was fed already
-        return None
 
     async def send(
         self,
@@ -224,7 +230,7 @@ class Responder:
             await _respond(self.asgi_send, 204, b"")
 
 
-class Router:
+class Router(_PushedTo):
     """A session's transport: routes each outgoing frame to the stream of the request it
     belongs to, and everything else to the session's GET stream (if one is open)."""
 
@@ -233,9 +239,6 @@ class Router:
         self.standalone: Stream | None = None
         #: The POST being fed right now: answers to input that had no readable id go there.
         self.feeding: Stream | None = None
-
-    async def receive(self) -> bytes | None:  # frames are pushed by the app, never pulled
-        return None
 
     async def send(
         self,
