@@ -436,8 +436,7 @@ class McpHttpApp:
             )
             return
         version = _text(headers, b"mcp-protocol-version")
-        legacy_versions = self.server.versions.of_era("legacy")
-        if version is None or version in legacy_versions:
+        if version is None or version in self.server.versions.of_era("legacy"):
             requests = _request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 await self._initialize(parsed, requests, receive, send)
@@ -457,7 +456,7 @@ class McpHttpApp:
                     _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
                 )
                 return
-        http = _mcp_headers(headers)
+        http = _mcp_headers(headers, version)
         if (
             len(messages) == 1
             and isinstance(messages[0], jsonrpc.Request)
@@ -753,10 +752,10 @@ def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:
     return [m.id for m in messages if isinstance(m, jsonrpc.Request)]
 
 
-def _mcp_headers(headers: Headers) -> HttpHeaders:
-    """The MCP request headers of a modern request."""
+def _mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
+    """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)."""
     return HttpHeaders(
-        _text(headers, b"mcp-protocol-version"),
+        protocol_version,
         _text(headers, b"mcp-method"),
         _text(headers, b"mcp-name"),
         _ParamHeaders(headers),
