@@ -23,7 +23,7 @@ from .errors import (
     ConnectionClosed,
     McpError,
 )
-from .jsonrpc import Parsed, RequestId
+from .jsonrpc import Parsed, RequestId, parse
 from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 from .negotiation import has_capability
 
@@ -252,8 +252,7 @@ class Session:
 
     async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
         """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
-        for event in self.conn.receive(frame, http):
-            await self._handle(event)
+        await self.feed_parsed(parse(frame), http)
 
     async def feed_parsed(self, parsed: Parsed, http: HttpHeaders | None = None) -> None:
         """:meth:`feed` for a frame already split by :func:`jsonrpc.parse`."""
