@@ -770,6 +770,34 @@ def test_runtime_client_names_stay_functions_once_the_transports_are_loaded() ->
         assert not isinstance(getattr(runtime, name), type(runtime)), name
 
 
+def test_a_failing_tool_list_leaves_calls_unchecked_not_failed(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Learning the annotations is the server's own business: if its tools/list handler
+    fails then, the call is served (unchecked) and the failure is logged; the next
+    tools/list it answers teaches it the annotations again."""
+    server = served.app.server
+    endpoint = served.endpoint
+    listed = server.implemented["list_tools"]
+
+    async def broken(params: Any, ctx: Any) -> Any:
+        raise RuntimeError("tool list unavailable")
+
+    server.tool_headers.forget()
+    server.implemented["list_tools"] = broken
+    try:
+        with caplog.at_level("ERROR", logger="mcpgen.runtime"):
+            request_id, response = endpoint.modern("tools/call", XMCP)
+        assert text_of(result_of(response, request_id)) == "headers matched: region='eu-west1'"
+        assert "x-mcp-header annotations failed" in caplog.text
+    finally:
+        server.implemented["list_tools"] = listed
+    request_id, response = endpoint.modern("tools/list")
+    result_of(response, request_id)
+    request_id, response = endpoint.modern("tools/call", XMCP)
+    rpc_error(response, 400, HEADER_MISMATCH, request_id)
+
+
 def test_our_client_relists_the_tools_once_when_a_call_lacks_its_param_headers(
     served: Served,
 ) -> None:
