@@ -29,15 +29,16 @@ from collections.abc import (
     MutableMapping,
 )
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from . import jsonrpc
 from .connection import Connection
 from .errors import INVALID_REQUEST
+from .events import IncomingRequest
 from .jsonrpc import RequestId
 from .modern import HttpHeaders
 from .server import Server
-from .session import Session
+from .session import RequestScope, Session
 
 log = logging.getLogger("mcpgen.runtime.http")
 
@@ -45,6 +46,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+T = TypeVar("T")
 #: A request's headers as ASGI gives them (names lower-cased), the last of repeats kept.
 Headers = dict[bytes, bytes]
 
@@ -596,31 +598,48 @@ class McpHttpApp:
         responder = Responder(send, request_id)
         server = self.server
         session = Session(self.stateless, responder, server.dispatch, server.on_notification)
-        session.inline = True
-        watching: list[asyncio.Task[None]] = []
-
-        async def cancel_on_disconnect() -> None:
-            await _wait_disconnect(receive)
-            if not responder.done:
-                responder.gone = True
-                self._cancel(session, (request_id,))
+        events = self.stateless.receive_parsed(parsed, http)
+        event = events[0] if len(events) == 1 else None
+        if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
+            for each in events:
+                await session._handle(each)  # noqa: SLF001 - same package
+            await responder.close()
+            return
+        scope = RequestScope(session, event)
+        watchers: list[asyncio.Future[None]] = []
 
         def watch() -> None:
             if not responder.done:
-                watching.append(asyncio.ensure_future(cancel_on_disconnect()))
+                task = asyncio.current_task()
+                assert task is not None
+                watchers.append(
+                    asyncio.ensure_future(self._cancel_on_leave(receive, responder, scope, task))
+                )
 
         try:
-            await _OnSuspend(session.feed_parsed(parsed, http), watch)
+            answer = await _OnSuspend(session.answer(event, scope), watch)
         finally:
-            for watcher in watching:
+            for watcher in watchers:
                 watcher.cancel()
         if responder.gone:  # the cancellation was ours, and is handled
-            task = asyncio.current_task()
-            uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+            uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
             if uncancel is not None:
                 uncancel()
-        elif not responder.done:
+        elif answer is None:
             await responder.close()
+        else:
+            await responder.send(answer[0], request_id, True, answer[1])
+
+    @staticmethod
+    async def _cancel_on_leave(
+        receive: Receive, responder: Responder, scope: RequestScope, task: asyncio.Task[Any]
+    ) -> None:
+        """The client went away before its answer: that cancels the request."""
+        await _wait_disconnect(receive)
+        if not responder.done:
+            responder.gone = True
+            scope.cancelled = True
+            task.cancel()
 
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
         """The client went away from a modern request: that is its cancellation."""
@@ -712,23 +731,23 @@ class McpHttpApp:
 # -- ASGI helpers -----------------------------------------------------------------------------
 
 
-class _OnSuspend:
+class _OnSuspend(Generic[T]):
     """Awaits ``coro`` in the awaiting task, as ``await coro`` would, and calls ``hook`` the
     first time it suspends. A handler that answers without waiting costs nothing more; one
     that waits gets its disconnect watcher then (no timer or callback per request)."""
 
     __slots__ = ("coro", "hook")
 
-    def __init__(self, coro: Coroutine[Any, Any, None], hook: Callable[[], None]) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, T], hook: Callable[[], None]) -> None:
         self.coro = coro
         self.hook = hook
 
-    def __await__(self) -> Generator[Any, Any, None]:
+    def __await__(self) -> Generator[Any, Any, T]:
         coro = self.coro
         try:
             step = coro.send(None)
-        except StopIteration:
-            return
+        except StopIteration as done:
+            return done.value
         self.hook()
         while True:  # what ``yield from coro`` does from here on
             try:
@@ -739,13 +758,13 @@ class _OnSuspend:
             except BaseException as exc:  # a cancellation (or any error) thrown at the task
                 try:
                     step = coro.throw(exc)
-                except StopIteration:
-                    return
+                except StopIteration as done:
+                    return done.value
             else:
                 try:
                     step = coro.send(sent)
-                except StopIteration:
-                    return
+                except StopIteration as done:
+                    return done.value
 
 
 def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:

@@ -205,9 +205,6 @@ class Session:
         self._background: set[asyncio.Task[None]] = set()
         #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
         self.listening: dict[RequestId, Mapping[str, Any]] = {}
-        #: Run each request's handler in the feeding task, not a task of its own (a
-        #: transport that feeds one request at a time and cancels that task to cancel it).
-        self.inline = False
         self._closed = False
 
     @property
@@ -264,12 +261,6 @@ class Session:
             await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, c.IncomingRequest):
             scope = RequestScope(self, event)
-            if self.inline:
-                current = asyncio.current_task()
-                assert current is not None
-                self._handlers[event.id] = (current, scope)
-                await self._serve(event, scope)
-                return
             task = _start(self._serve(event, scope))
             if not task.done():  # an eagerly started handler may have finished already
                 self._handlers[event.id] = (task, scope)
@@ -316,6 +307,15 @@ class Session:
         task.add_done_callback(self._background.discard)
 
     async def _serve(self, event: c.IncomingRequest, scope: RequestScope) -> None:
+        answer = await self.answer(event, scope)
+        if answer is not None:
+            await self._send(answer[0], event.batch, event.id, final=True, status=answer[1])
+
+    async def answer(
+        self, event: c.IncomingRequest, scope: RequestScope
+    ) -> tuple[bytes, int | None] | None:
+        """Run the request's handler in the calling task: the answer frame and its HTTP
+        status hint, or None when the peer cancelled the request (nothing is answered)."""
         version = event.peer.version if event.peer is not None else None
         status = None
         try:
@@ -330,7 +330,7 @@ class Session:
                 self._handlers.pop(event.id, None)
                 if event.batch is not None:
                     await self._batch_skip(event.batch)
-                return  # cancelled by the peer: no response is sent
+                return None
             raise
         except McpError as exc:
             frame = self.conn.error(event.id, exc, version)
@@ -340,8 +340,7 @@ class Session:
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
         finally:
             self._handlers.pop(event.id, None)
-        if not scope.cancelled:
-            await self._send(frame, event.batch, event.id, final=True, status=status)
+        return None if scope.cancelled else (frame, status)
 
     async def _batch_skip(self, batch: int) -> None:
         """A request of a batch will never be answered (cancelled): expect one reply
