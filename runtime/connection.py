@@ -359,7 +359,7 @@ class Connection:
                 m.id,
                 local,
                 params,
-                meta_map if isinstance(meta_map, Mapping) else {},
+                meta_map if isinstance(meta_map, dict) else {},  # open objects are dicts
                 batch,
                 peer,
                 inputs,
@@ -461,9 +461,7 @@ class Connection:
             return [Send(self._set_level(m), batch, m.id)]
         params = self._incoming(m.params, spec, local, version)
         meta = getattr(params, "meta", UNSET)
-        return [
-            IncomingRequest(m.id, local, params, meta if isinstance(meta, Mapping) else {}, batch)
-        ]
+        return [IncomingRequest(m.id, local, params, meta if isinstance(meta, dict) else {}, batch)]
 
     def _incoming(
         self,

@@ -65,27 +65,32 @@ _decoder = msgspec.json.Decoder(Union[_Envelope, list[msgspec.Raw]])
 _envelope = msgspec.json.Decoder(_Envelope)
 
 
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+#: The first byte of a JSON object or array (``params`` must be one of them).
+_STRUCTURED = (ord("{"), ord("["))
 
 
 def _classify(env: _Envelope) -> Message:
-    rid = env.id if _valid_id(env.id) else None
+    rid = env.id
+    if type(rid) is not str and type(rid) is not int:  # JSON gives exact types (no bool)
+        rid = None
     if env.jsonrpc != "2.0":
         return Invalid(rid, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"')
-    if env.method is not UNSET:
-        if not isinstance(env.method, str):
+    method = env.method
+    if method is not UNSET:
+        if type(method) is not str:
             return Invalid(rid, INVALID_REQUEST, "Invalid request: method must be a string")
         if env.result is not UNSET or env.error is not UNSET:
             return Invalid(rid, INVALID_REQUEST, "Invalid request: method with result or error")
-        params = None if env.params is UNSET else env.params
-        if params is not None and bytes(memoryview(params)[:1]) not in (b"{", b"["):
+        params = env.params
+        if params is UNSET:
+            params = None
+        elif memoryview(params)[0] not in _STRUCTURED:
             return Invalid(rid, INVALID_REQUEST, "Invalid request: params must be an object")
         if env.id is UNSET:
-            return Notification(env.method, params)
+            return Notification(method, params)
         if rid is None:
             return Invalid(None, INVALID_REQUEST, "Invalid request: id must be a string or integer")
-        return Request(rid, env.method, params)
+        return Request(rid, method, params)
     if env.result is not UNSET and env.error is UNSET and rid is not None:
         return Response(rid, env.result)
     if env.error is not UNSET and env.result is UNSET:
