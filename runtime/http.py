@@ -873,8 +873,8 @@ async def _respond(
         headers.append(_JSON_TYPE)
     if allow:
         headers.append((b"allow", b"GET, POST, DELETE"))
-    for name, value in (extra or {}).items():
-        headers.append((name.encode(), value.encode()))
+    if extra:
+        headers += [(name.encode(), value.encode()) for name, value in extra.items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
