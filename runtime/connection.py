@@ -40,7 +40,6 @@ from .events import (
     Inputs,
     Listen,
     Negotiated,
-    Peer,
     Progress,
     Refused,
     Send,
@@ -335,31 +334,24 @@ class Connection:
                 {"supported": list(supported), "requested": requested},
             )
         version = self.versions[requested]
-        capabilities = (
-            meta.client_capabilities if isinstance(meta.client_capabilities, dict) else {}
-        )
-        info = meta.client_info if isinstance(meta.client_info, dict) else {}
-        peer = Peer(
-            version,
-            info,
-            capabilities,
-            meta.log_level if isinstance(meta.log_level, str) else None,
-        )
         if m.method == "server/discover":
             return [Send(jsonrpc.encode_result(m.id, self._discover(version)), batch, m.id)]
         spec, local = self._route(version, m.method)
         params = self._incoming(m.params, spec, local, version)
+        meta_map = getattr(params, "meta", UNSET)
+        if not isinstance(meta_map, dict):  # open objects are dicts
+            meta_map = {}
+        peer = modern.peer_of(version, meta_map)
         if m.method == "subscriptions/listen":
             notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
             return [Listen(m.id, notifications, peer)]
         inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
-        meta_map = getattr(params, "meta", UNSET)
         return [
             IncomingRequest(
                 m.id,
                 local,
                 params,
-                meta_map if isinstance(meta_map, dict) else {},  # open objects are dicts
+                meta_map,
                 batch,
                 peer,
                 inputs,

@@ -19,6 +19,8 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
+from .events import Peer
+from .negotiation import VersionInfo
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -79,6 +81,20 @@ def check_meta(p: _Probe) -> RequestMeta:
                 {"path": f"$.params._meta.{key}"},
             )
     return meta
+
+
+def peer_of(version: VersionInfo, meta: Mapping[str, Any]) -> Peer:
+    """Who sent a modern request, read from its decoded ``_meta``: client info and
+    capabilities as plain JSON (what the schema declares of them, plus any capability the
+    schema does not know)."""
+    info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    return Peer(
+        version,
+        {} if info is None else msgspec.to_builtins(info),
+        msgspec.to_builtins(meta.get(CLIENT_CAPABILITIES, {})),
+        level if isinstance(level, str) else None,
+    )
 
 
 # -- HTTP headers -------------------------------------------------------------------------
