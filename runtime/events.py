@@ -37,13 +37,17 @@ class Peer(msgspec.Struct, frozen=True):
 class Inputs:
     """Multi-round-trip bookkeeping of one modern request: answers so far, and the params
     the ``requestState`` it hands out must bind to (digested only when a state is signed
-    or checked: most requests need neither)."""
+    or checked: most requests need neither). ``body``, when given instead of ``params``,
+    is the whole request, whose params are read out of it only for the digest."""
 
-    __slots__ = ("answers", "params", "_digest")
+    __slots__ = ("answers", "params", "body", "_digest")
 
-    def __init__(self, answers: dict[str, Any], params: msgspec.Raw | None) -> None:
+    def __init__(
+        self, answers: dict[str, Any], params: msgspec.Raw | None, body: bytes | None = None
+    ) -> None:
         self.answers = answers
         self.params = params
+        self.body = body
         self._digest: str | None = None
 
     @property
@@ -51,8 +55,18 @@ class Inputs:
         if self._digest is None:
             from .state import params_digest
 
-            self._digest = params_digest(self.params)
+            params = self.params
+            if self.body is not None:
+                params = _ParamsOf.decode(self.body).params
+            self._digest = params_digest(params)
         return self._digest
+
+
+class _RequestParams(msgspec.Struct):
+    params: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+_ParamsOf = msgspec.json.Decoder(_RequestParams)
 
 
 class BatchOpened(msgspec.Struct, frozen=True):

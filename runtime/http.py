@@ -28,13 +28,13 @@ from collections.abc import (
     Mapping,
     MutableMapping,
 )
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from . import jsonrpc
 from .connection import Connection
 from .errors import INVALID_REQUEST
-from .events import IncomingRequest
+from .direct import DirectLane
+from .events import Event, IncomingRequest
 from .jsonrpc import RequestId
 from .modern import HttpHeaders
 from .server import Server
@@ -326,6 +326,8 @@ class McpHttpApp:
         self.sessions: dict[str, LegacySession] = {}
         #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
         self.stateless: Connection = server.connection()
+        self.direct = DirectLane(self.stateless)
+        self.legacy = server.versions.of_era("legacy")
         self.listeners: set[Session] = set()
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
@@ -407,9 +409,16 @@ class McpHttpApp:
                 _error_body(INVALID_REQUEST, f"Payload Too Large: limit {self.max_body} bytes"),
             )
             return
+        session_id = _text(headers, b"mcp-session-id")
+        version = _text(headers, b"mcp-protocol-version")
+        if session_id is None and version is not None and version not in self.legacy:
+            http = _mcp_headers(headers, version)
+            event = self.direct.read(body, http)
+            if event is not None:
+                await self._serve_inline([event], event.id, receive, send)
+                return
         parsed = jsonrpc.parse(body)
         messages = parsed[0]
-        session_id = _text(headers, b"mcp-session-id")
         if session_id is not None:
             requests = _request_ids(messages)
             legacy = self.sessions.get(session_id)
@@ -437,8 +446,7 @@ class McpHttpApp:
                 legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
             )
             return
-        version = _text(headers, b"mcp-protocol-version")
-        if version is None or version in self.server.versions.of_era("legacy"):
+        if version is None or version in self.legacy:
             requests = _request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 await self._initialize(parsed, requests, receive, send)
@@ -464,7 +472,8 @@ class McpHttpApp:
             and isinstance(messages[0], jsonrpc.Request)
             and messages[0].method != "subscriptions/listen"
         ):
-            await self._serve_inline(parsed, messages[0].id, http, receive, send)
+            events = self.stateless.receive_parsed(parsed, http)
+            await self._serve_inline(events, messages[0].id, receive, send)
             return
         router = Router()
         session = Session(self.stateless, router, self.server.dispatch, self.server.on_notification)
@@ -585,20 +594,15 @@ class McpHttpApp:
                 legacy.finish(stream, streamed)
 
     async def _serve_inline(
-        self,
-        parsed: jsonrpc.Parsed,
-        request_id: RequestId,
-        http: HttpHeaders,
-        receive: Receive,
-        send: Send,
+        self, events: list[Event], request_id: RequestId, receive: Receive, send: Send
     ) -> None:
-        """One stateless request, its handler run in this task: no task of its own, no
-        turn of the loop between the answer and its writing. The client's disconnect
-        (the request's cancellation) is watched only once the handler has to wait."""
+        """One stateless request (what the connection made of it: ``events``), its handler
+        run in this task: no task of its own, no turn of the loop between the answer and
+        its writing. The client's disconnect (the request's cancellation) is watched only
+        once the handler has to wait."""
         responder = Responder(send, request_id)
         server = self.server
         session = Session(self.stateless, responder, server.dispatch, server.on_notification)
-        events = self.stateless.receive_parsed(parsed, http)
         event = events[0] if len(events) == 1 else None
         if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
             for each in events:

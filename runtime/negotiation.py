@@ -95,7 +95,7 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-def _package_of(binding: Binding) -> str:
+def package_of(binding: Binding) -> str:
     return binding.types.__name__.rsplit(".", 2)[0]
 
 
@@ -126,7 +126,7 @@ class Versions:
     def around(cls, binding: Binding, versions: Iterable[str] | None = None) -> Versions:
         """Versions of ``binding``'s generated package: ``versions``, or by default every
         dated version generated beside it (``draft`` only when asked for)."""
-        package = _package_of(binding)
+        package = package_of(binding)
         available: Mapping[str, str] = importlib.import_module(package).ERAS
         if versions is None:
             chosen = [v for v in available if v != "draft"]
