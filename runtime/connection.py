@@ -341,7 +341,7 @@ class Connection:
         meta_map = getattr(params, "meta", UNSET)
         if not isinstance(meta_map, dict):  # open objects are dicts
             meta_map = {}
-        peer = modern.peer_of(version, meta_map)
+        peer = modern.Peer(version, meta_map)
         if m.method == "subscriptions/listen":
             notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
             return [Listen(m.id, notifications, peer)]

@@ -25,7 +25,7 @@ from .connection import Connection
 from .errors import McpError
 from .events import IncomingRequest, Inputs
 from .jsonrpc import RequestId
-from .negotiation import package_of
+from .negotiation import MethodSpec, package_of
 
 #: Methods the general path answers itself (no params handler behind them).
 _GENERAL = frozenset({"server/discover", "subscriptions/listen"})
@@ -36,33 +36,32 @@ class DirectLane:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        package = package_of(conn.local.binding)
+        local = conn.local
+        #: The version this lane reads (None: none, the server does not accept its own).
+        self.version = (
+            local.version
+            if conn.role == "server" and local.version in conn.versions.of_era("modern")
+            else None
+        )
+        package = package_of(local.binding)
         self._dec_hook = importlib.import_module(package + "._support").dec_hook
-        #: The application's params type → a decoder of a whole request carrying it.
-        self._decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+        #: Method → its row in the application's table and the decoder of a whole request
+        #: (methods that were answerable; an unknown one is looked up, and refused, anew).
+        self._methods: dict[str, tuple[MethodSpec, msgspec.json.Decoder[Any]]] = {}
 
     def read(self, body: bytes, http: modern.HttpHeaders) -> IncomingRequest | None:
         """The one request ``body`` holds, decoded and checked against ``http``; None when
         the general path must read it."""
-        conn = self.conn
-        version = conn.local
         method = http.method
-        if (
-            method is None
-            or method in _GENERAL
-            or http.protocol_version != version.version
-            or conn.version is not None
-            or version.version not in conn.versions.of_era("modern")
-        ):
+        version = self.version
+        if version is None or http.protocol_version != version or method is None:
             return None
+        known = self._methods.get(method) or self._learn(method)
+        if known is None:
+            return None
+        local, decoder = known
         try:
-            spec, local = conn._route(version, method)  # noqa: SLF001 - same package
-        except McpError:
-            return None
-        if local.params is None:
-            return None
-        try:
-            request = self._decoder(local.params).decode(body)
+            request = decoder.decode(body)
         except msgspec.DecodeError:  # also every ValidationError
             return None
         params = request.params
@@ -72,7 +71,7 @@ class DirectLane:
             or request.result is not UNSET
             or request.error is not UNSET
             or not isinstance(meta, dict)
-            or meta.get(modern.PROTOCOL_VERSION) != http.protocol_version
+            or meta.get(modern.PROTOCOL_VERSION) != version
             or modern.CLIENT_CAPABILITIES not in meta
             or not _names_agree(method, params, http)
         ):
@@ -85,29 +84,41 @@ class DirectLane:
             ):
                 return None  # the state's signature is checked on the general path
             inputs = Inputs({}, None, body)
-        peer = modern.peer_of(version, meta)
+        peer = modern.Peer(self.conn.local, meta)
         return IncomingRequest(request.id, local, params, meta, None, peer, inputs, http.params)
 
-    def _decoder(self, params_type: Any) -> msgspec.json.Decoder[Any]:
-        decoder = self._decoders.get(params_type)
-        if decoder is None:
-            envelope = msgspec.defstruct(
-                "DirectRequest",
-                [
-                    ("jsonrpc", Literal["2.0"]),
-                    ("id", RequestId),
-                    ("method", str),
-                    ("params", params_type),
-                    # A request carries neither; either one makes the body invalid.
-                    ("result", Any, UNSET),
-                    ("error", Any, UNSET),
-                ],
-                kw_only=True,
-            )
-            decoder = self._decoders[params_type] = msgspec.json.Decoder(
-                envelope, dec_hook=self._dec_hook
-            )
-        return decoder
+    def _learn(self, method: str) -> tuple[MethodSpec, msgspec.json.Decoder[Any]] | None:
+        """The row and decoder of ``method``, remembered; None when the general path
+        answers it (a stateful connection, no params, a method not served here)."""
+        conn = self.conn
+        if conn.version is not None or method in _GENERAL:
+            return None
+        try:
+            _, local = conn._route(conn.local, method)  # noqa: SLF001 - same package
+        except McpError:
+            return None
+        if local.params is None:
+            return None
+        known = self._methods[method] = (local, _request_decoder(local.params, self._dec_hook))
+        return known
+
+
+def _request_decoder(params_type: Any, dec_hook: Any) -> msgspec.json.Decoder[Any]:
+    """A decoder of a whole JSON-RPC request whose params are ``params_type``."""
+    envelope = msgspec.defstruct(
+        "DirectRequest",
+        [
+            ("jsonrpc", Literal["2.0"]),
+            ("id", RequestId),
+            ("method", str),
+            ("params", params_type),
+            # A request carries neither; either one makes the body invalid.
+            ("result", Any, UNSET),
+            ("error", Any, UNSET),
+        ],
+        kw_only=True,
+    )
+    return msgspec.json.Decoder(envelope, dec_hook=dec_hook)
 
 
 def _names_agree(method: str, params: Any, http: modern.HttpHeaders) -> bool:

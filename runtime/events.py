@@ -9,6 +9,7 @@ import msgspec
 
 from .errors import McpError, NegotiationError
 from .jsonrpc import RequestId
+from .modern import Peer
 from .negotiation import MethodSpec, VersionInfo
 
 
@@ -23,15 +24,6 @@ class Send(msgspec.Struct, frozen=True):
     status: int | None = None
     #: The frame answers a request (or the frame that came in): nothing follows it.
     final: bool = True
-
-
-class Peer(msgspec.Struct, frozen=True):
-    """Who sent a modern request: everything a legacy session would hold, per request."""
-
-    version: VersionInfo
-    info: Mapping[str, Any]
-    capabilities: Mapping[str, Any]
-    log_level: str | None
 
 
 class Inputs:

@@ -19,7 +19,6 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .events import Peer
 from .negotiation import VersionInfo
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -83,18 +82,40 @@ def check_meta(p: _Probe) -> RequestMeta:
     return meta
 
 
-def peer_of(version: VersionInfo, meta: Mapping[str, Any]) -> Peer:
-    """Who sent a modern request, read from its decoded ``_meta``: client info and
-    capabilities as plain JSON (what the schema declares of them, plus any capability the
-    schema does not know)."""
-    info = meta.get(CLIENT_INFO)
-    level = meta.get(LOG_LEVEL)
-    return Peer(
-        version,
-        {} if info is None else msgspec.to_builtins(info),
-        msgspec.to_builtins(meta.get(CLIENT_CAPABILITIES, {})),
-        level if isinstance(level, str) else None,
-    )
+class Peer:
+    """Who sent a modern request: what a legacy session would hold, read from the
+    request's decoded ``_meta``. Client info and capabilities turn into plain JSON (what
+    the schema declares of them, plus any capability it does not know) when first asked:
+    most handlers never ask."""
+
+    __slots__ = ("version", "meta", "_info", "_capabilities")
+
+    def __init__(self, version: VersionInfo, meta: Mapping[str, Any]) -> None:
+        self.version = version
+        self.meta = meta
+        self._info: Mapping[str, Any] | None = None
+        self._capabilities: Mapping[str, Any] | None = None
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        info = self._info
+        if info is None:
+            raw = self.meta.get(CLIENT_INFO)
+            info = self._info = {} if raw is None else msgspec.to_builtins(raw)
+        return info
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        capabilities = self._capabilities
+        if capabilities is None:
+            raw = self.meta.get(CLIENT_CAPABILITIES, {})
+            capabilities = self._capabilities = msgspec.to_builtins(raw)
+        return capabilities
+
+    @property
+    def log_level(self) -> str | None:
+        level = self.meta.get(LOG_LEVEL)
+        return level if isinstance(level, str) else None
 
 
 # -- HTTP headers -------------------------------------------------------------------------

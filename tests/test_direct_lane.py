@@ -225,7 +225,11 @@ def check(app: McpHttpApp, body: bytes, headers: dict[bytes, bytes]) -> bool:
     assert (direct.id, direct.spec, direct.batch) == (one.id, one.spec, one.batch)
     assert direct.params == one.params and type(direct.params) is type(one.params)
     assert direct.meta == one.meta and type(direct.meta) is type(one.meta)
-    assert direct.peer == one.peer
+    assert direct.peer is not None and one.peer is not None
+    assert direct.peer.version is one.peer.version
+    assert direct.peer.info == one.peer.info
+    assert direct.peer.capabilities == one.peer.capabilities
+    assert direct.peer.log_level == one.peer.log_level
     assert direct.param_headers is one.param_headers
     if one.inputs is None:
         assert direct.inputs is None
