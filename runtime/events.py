@@ -10,7 +10,7 @@ import msgspec
 from .errors import McpError, NegotiationError
 from .jsonrpc import RequestId
 from .modern import Peer
-from .negotiation import MethodSpec, VersionInfo
+from .negotiation import MethodSpec
 
 
 class Send(msgspec.Struct, frozen=True):
