@@ -14,5 +14,6 @@ BENCHMARKS: dict[str, str] = {
     "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
     "http_calls": "tools/call req/s and latency over Streamable HTTP (uvicorn, wrk): mcpgen vs the SDK vs bare ASGI",
     "scaffold": "mcpgen new + fresh venv + pip install + first tool call from the SDK client",
+    "app_instructions": "instructions and simulated cache misses per HTTP tools/call of each ASGI app in process (cachegrind)",
 }
 """Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""

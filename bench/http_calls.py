@@ -827,9 +827,12 @@ def _scope(port: int) -> Scope:
     }
 
 
-async def _drive(app: App, n: int, concurrency: int) -> float:
+async def _drive(
+    app: App, n: int, concurrency: int, between: Callable[[], None] | None = None
+) -> float:
     """µs per request of ``app`` alone: ``n`` modern calls, ``concurrency`` at a time,
-    through fake ASGI receive/send (lifespan run first, as uvicorn does). Checks answers."""
+    through fake ASGI receive/send (lifespan run first, as uvicorn does). Checks answers.
+    ``between`` runs before each timed batch (``app_instructions`` evicts the caches)."""
     state: dict[str, Any] = {}
     inbox: asyncio.Queue[Message] = asyncio.Queue()
     started: asyncio.Queue[Message] = asyncio.Queue()
@@ -895,6 +898,8 @@ async def _drive(app: App, n: int, concurrency: int) -> float:
     done = 0
     while done < n:
         batch = min(concurrency, n - done)
+        if between is not None:
+            between()
         if batch == 1:
             await one()
         else:
