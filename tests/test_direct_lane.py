@@ -103,8 +103,9 @@ def _header(name: str, value: str | None) -> Callable[[Case], None]:
 
 
 def _named_b64(case: Case) -> None:
-    if "mcp-name" in case.headers and case.headers["mcp-name"] is not None:
-        case.headers["mcp-name"] = b64(case.headers["mcp-name"])
+    name = case.headers.get("mcp-name")
+    if name is not None:
+        case.headers["mcp-name"] = b64(name)
 
 
 def _batch(case: Case) -> None:
