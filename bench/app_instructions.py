@@ -43,6 +43,8 @@ NULL_ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","tex
 )
 #: Bytes written (one per cache line) before each request: more than the last-level cache.
 EVICT_BYTES = 4 * 1024 * 1024
+#: Longest a cachegrind child may take (the SDK's 400 requests take about a minute).
+CHILD_TIMEOUT_S = 900
 #: cachegrind's summary lines (spaces squeezed) → our names.
 COUNTERS = {"I refs": "ir", "I1 misses": "i1", "D1 misses": "d1", "LL misses": "ll"}
 _LINE = re.compile(r"==\d+==\s+(I\s+refs|I1\s+misses|D1\s+misses|LL\s+misses):\s+([\d,]+)")
@@ -102,7 +104,18 @@ def counted(key: str, n: int) -> dict[str, int]:
         str(n),
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=CHILD_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"cachegrind run of {key} ({n} requests) took over {CHILD_TIMEOUT_S} s")
     totals = {
         COUNTERS[" ".join(m.group(1).split())]: int(m.group(2).replace(",", ""))
         for m in _LINE.finditer(done.stderr)
