@@ -32,7 +32,7 @@ from typing import Any
 
 from . import BENCHMARKS
 from ._util import ROOT, BenchError, emit, heading, load, load_note, note, progress, table
-from .http_calls import TEXT, Message, Scope
+from .http_calls import TEXT, App, Message, Scope
 
 NAME = "app_instructions"
 DESCRIPTION = BENCHMARKS[NAME]
@@ -61,31 +61,30 @@ def evictor() -> Callable[[], None]:
     return evict
 
 
-async def null_app(
-    scope: Scope,
-    receive: Callable[[], Awaitable[Message]],
-    send: Callable[[Message], Awaitable[None]],
-) -> None:
-    """The baseline: an ASGI app that answers without looking at the request, so that
-    what the driver and the ASGI calls cost is not counted as any app's."""
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    await receive()
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": NULL_ANSWER})
+def null_of(bare: App) -> App:
+    """The baseline: the bare app's lifespan, but requests answered without looking at
+    them, so that what the driver and the ASGI calls cost is not counted as any app's."""
+
+    async def null_app(
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http":
+            await bare(scope, receive, send)
+            return
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": NULL_ANSWER})
+
+    return null_app
 
 
 def child(key: str, n: int) -> None:
     """The measured process: ``n`` requests of app ``key``, each after an eviction."""
     from .http_calls import _drive, app_of
 
-    app = null_app if key == NULL else app_of(key)
+    app = null_of(app_of("bare")) if key == NULL else app_of(key)
     asyncio.run(_drive(app, n, 1, between=evictor()))
 
 
