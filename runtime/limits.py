@@ -1,0 +1,68 @@
+"""Every bound the runtime puts on what a peer can make it hold, in one settings object.
+
+A server exposed to untrusted clients must not let any of them grow its memory or tie up
+its tasks without limit. Each field below caps one resource; the defaults are safe for a
+server on the open network and generous for well-behaved clients. Pass your own with
+``Server(..., limits=Limits(max_in_flight=256))``; ``dataclasses.replace``-style copies come
+from :meth:`Limits.but`.
+
+What each limit yields when reached is part of its contract (and of the README's table):
+the peer always gets an answer, never silence, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+MiB = 1024 * 1024
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Bounds on one server (or client) and each of its connections."""
+
+    #: Longest message read: a stdio line or an HTTP request body, in bytes. A stdio line
+    #: over it is skipped and answered with -32600; an HTTP body gets 413.
+    max_message_bytes: int = 4 * MiB
+    #: Deepest nesting of JSON arrays and objects in a message. Deeper input is refused
+    #: with -32600 before anything decodes it (HTTP: 400).
+    max_depth: int = 64
+    #: Requests of one connection (a stdio peer, a legacy HTTP session) whose handlers run
+    #: at once. Beyond it the reader waits (backpressure: nothing more is read, so nothing
+    #: more is held); while a handler waits on the peer, excess requests are refused with
+    #: -32000 instead, since the peer's answer must still be read.
+    max_in_flight: int = 64
+    #: Legacy Streamable HTTP sessions kept at once. A new session beyond it evicts the
+    #: session idle longest; when every session is busy, ``initialize`` gets 503.
+    max_sessions: int = 1000
+    #: Seconds a legacy HTTP session may go without a request before it is ended; its
+    #: next request gets 404 (the spec's answer, after which a client starts anew).
+    session_idle_timeout: float = 1800.0
+    #: Standalone GET streams open at once per legacy session; a new one beyond it ends
+    #: the oldest (a client reconnecting replaces the stream it lost).
+    max_get_streams: int = 1
+    #: Events a legacy SSE stream keeps for resumption with ``Last-Event-ID``.
+    event_log_size: int = 256
+    #: Finished SSE streams a legacy session keeps for resumption; older ones are dropped.
+    finished_streams: int = 64
+    #: Seconds an HTTP client may take to send its request headers (``serve`` and the
+    #: ``mcpgen`` HTTP command; other ASGI servers have their own setting).
+    header_timeout: float = 10.0
+    #: Seconds an HTTP client may take to send a request body; a slower one gets 408.
+    body_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value <= 0:
+                raise ValueError(f"Limits.{name} must be positive, got {value!r}")
+
+    def but(self, **changes: float) -> Limits:
+        """A copy with ``changes`` applied (validated like the original)."""
+        return msgspec.structs.replace(self, **changes)
+
+
+#: The defaults of a server.
+DEFAULT = Limits()
+#: The defaults of a client: it trusts the server it chose to reach more than a server
+#: trusts anyone who connects, and server answers (a resource, an image) run larger.
+CLIENT = Limits(max_message_bytes=64 * MiB, max_in_flight=256)
