@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from . import modern
+from . import jsonrpc, modern
 from .connection import Connection
 from .errors import McpError
 from .events import IncomingRequest, Inputs
@@ -57,12 +57,12 @@ class DirectLane:
         if version is None or http.protocol_version != version or method is None:
             return None
         known = self._methods.get(method) or self._learn(method)
-        if known is None:
+        if known is None or jsonrpc.refusal(body, self.conn.limits.max_depth) is not None:
             return None
         local, decoder = known
         try:
             request = decoder.decode(body)
-        except msgspec.DecodeError:  # also every ValidationError
+        except Exception:  # msgspec.DecodeError (also every ValidationError), or any other
             return None
         params = request.params
         meta = getattr(params, "meta", UNSET)

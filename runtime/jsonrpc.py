@@ -7,12 +7,16 @@ request.
 
 from __future__ import annotations
 
+import re
+from array import array
+from itertools import accumulate
 from typing import Any, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from .errors import INVALID_REQUEST, PARSE_ERROR
+from .limits import DEFAULT
 
 RequestId = Union[str, int]
 
@@ -107,14 +111,55 @@ def _classify(env: _Envelope) -> Message:
 #: A decoded frame: its messages, and whether it was a batch.
 Parsed = tuple[list[Message], bool]
 
+#: A JSON string, escapes included; an unterminated one runs to the end, so the pattern
+#: always matches from a quote and scanning stays linear whatever the input.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)')
+#: Brackets to +1 / -1 (as signed bytes), everything else deleted.
+_BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
-def parse(frame: bytes | str) -> Parsed:
-    """Decode one frame; returns the messages and whether the frame was a batch."""
+
+def depth(frame: bytes) -> int:
+    """How deeply arrays and objects nest in ``frame`` (brackets inside strings aside)."""
+    shape = _STRING.sub(b"", frame).translate(_BRACKETS, _NOT_BRACKETS)
+    return max(accumulate(array("b", shape)), default=0)
+
+
+def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid | None:
+    """Why ``frame`` must be refused before any decoder sees it, or None.
+
+    JSON text is UTF-8 (a frame that is not is a parse error, even where the envelope
+    decoder would skip the bytes), and nesting beyond ``max_depth`` is refused up front:
+    every later pass over the message (decoders, hooks, re-shaping) recurses with it.
+    Both checks cost almost nothing for ordinary frames (ASCII, few brackets).
+    """
+    data = frame.encode() if isinstance(frame, str) else frame
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Invalid(None, PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}")
+    if data.count(b"{") + data.count(b"[") > max_depth and depth(data) > max_depth:
+        return Invalid(
+            None, INVALID_REQUEST, f"Invalid request: JSON nested deeper than {max_depth} levels"
+        )
+    return None
+
+
+def parse(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Parsed:
+    """Decode one frame; returns the messages and whether the frame was a batch.
+
+    Never raises: whatever the bytes, the answer is messages, :class:`Invalid` ones
+    carrying the error the peer is to get.
+    """
+    refused = refusal(frame, max_depth)
+    if refused is not None:
+        return [refused], False
     try:
         decoded = _decoder.decode(frame)
     except msgspec.ValidationError:
-        return [Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")], False
-    except msgspec.DecodeError:
+        return [_not_an_object(frame)], False
+    except Exception:  # msgspec.DecodeError, and anything else a decoder may raise
         return [Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")], False
     if isinstance(decoded, _Envelope):
         return [_classify(decoded)], False
@@ -127,6 +172,16 @@ def parse(frame: bytes | str) -> Parsed:
         except msgspec.DecodeError:
             out.append(Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object"))
     return out, True
+
+
+def _not_an_object(frame: bytes | str) -> Invalid:
+    """A frame that is not an object or array: invalid JSON (a scalar with garbage after
+    it) is a parse error, valid JSON of another kind an invalid request."""
+    try:
+        msgspec.json.decode(frame)
+    except Exception:
+        return Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")
+    return Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
 
 
 # -- encoding ---------------------------------------------------------------------------
