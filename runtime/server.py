@@ -11,6 +11,7 @@ import msgspec
 
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
+from .limits import DEFAULT, Limits
 from .negotiation import Versions
 from .session import RequestScope, Session, Transport
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
@@ -97,8 +98,11 @@ class Server:
         list_changed: Iterable[str] = (),
         capabilities: Mapping[str, Any] | None = None,
         state_key: bytes | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.handlers = handlers
+        #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
+        self.limits = limits or DEFAULT
         env_key = os.environ.get("MCPGEN_STATE_KEY")
         self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
         binding = type(handlers).__binding__
@@ -210,7 +214,7 @@ class Server:
     async def serve_stdio(self) -> None:
         from .stdio import StdioServerTransport
 
-        await self.serve(await StdioServerTransport.open())
+        await self.serve(await StdioServerTransport.open(limits=self.limits))
 
     def http_app(self, **options: Any) -> Any:
         """An ASGI app serving this server over Streamable HTTP (see ``runtime.http``)."""

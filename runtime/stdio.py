@@ -1,7 +1,14 @@
-"""stdio transports: newline-delimited JSON-RPC on a child's or this process's pipes.
+"""stdio transports: newline-delimited JSON-RPC on a child's or this process's stdin/stdout.
 
-Both sides use asyncio pipes directly (no thread per read or write). The client spawns the
-server and shuts it down by closing its stdin, then SIGTERM, then SIGKILL.
+Pipes, sockets and ttys go through asyncio's pipe transports (no thread per read or write).
+What the event loop cannot wait on (regular files, ``/dev/null``: epoll refuses them) is
+read by a small feeding task and written synchronously, so ``server < in.jsonl > out.jsonl``
+works too. The client spawns the server and shuts it down by closing its stdin, then
+SIGTERM, then SIGKILL.
+
+Lines are read in pieces of at most :data:`PIECE` bytes, so a line longer than
+``Limits.max_message_bytes`` is skipped without ever being held whole: the server answers
+it with -32600 (carrying the request's id when its first bytes show it), a client logs it.
 """
 
 from __future__ import annotations
@@ -10,84 +17,303 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
+import selectors
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 
+import msgspec
+
+from .errors import INVALID_REQUEST
+from .jsonrpc import RequestId, encode_error
+from .limits import CLIENT, DEFAULT, Limits
+
 log = logging.getLogger("mcpgen.runtime.stdio")
 
-#: Longest accepted line; longer ones are skipped and answered with a parse error.
-LINE_LIMIT = 64 * 1024 * 1024
-_OVERSIZED = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: message too large"}}'
+#: The StreamReader's own limit: the longest piece of a line read at once. The reader
+#: buffers at most about twice this before it stops reading (backpressure), whatever the
+#: length of the line; longer lines are assembled from pieces up to the message limit.
+PIECE = 256 * 1024
+#: How much of an oversize line is kept to look for its request id.
+HEAD = 4096
+#: How long closing the server side waits for the peer to take what is left to write.
+FLUSH_TIMEOUT = 5.0
 
 
 class _LineReader:
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    """Lines from a StreamReader, each at most ``max_bytes`` long (newline excluded)."""
+
+    def __init__(self, reader: asyncio.StreamReader, max_bytes: int) -> None:
         self.reader = reader
+        self.max_bytes = max_bytes
 
     async def receive(self) -> bytes | None:
-        """The next non-empty line, or ``None`` at end of input."""
+        """The next non-blank line, or ``None`` at end of input."""
         while True:
             try:
-                line = await self.reader.readuntil(b"\n")
+                line: bytes | None = await self.reader.readuntil(b"\n")
             except asyncio.IncompleteReadError as exc:
                 line = exc.partial
-                if not line.strip():
-                    return None
             except asyncio.LimitOverrunError as exc:
-                await self._skip_line(exc.consumed)
-                return _OVERSIZED
-            if line.strip():
+                line = await self._long_line(await self.reader.readexactly(exc.consumed))
+            if line and not line.isspace():
                 return line
+            if self.reader.at_eof():
+                return None
 
-    async def _skip_line(self, consumed: int) -> None:
-        await self.reader.readexactly(consumed)
+    async def _piece(self) -> tuple[bytes, bool]:
+        """The next piece of the current line, and whether it ends the line (with its
+        newline, or at end of input)."""
+        try:
+            return await self.reader.readuntil(b"\n"), True
+        except asyncio.LimitOverrunError as exc:
+            return await self.reader.readexactly(exc.consumed), False
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial, True
+
+    async def _long_line(self, first: bytes) -> bytes | None:
+        """The rest of a line longer than one piece: the whole line, or ``None`` when it
+        is over the limit (then it has been consumed and :meth:`oversized` called)."""
+        parts = [first]
+        size = len(first)
+        head = b""
         while True:
-            try:
-                await self.reader.readuntil(b"\n")
-                return
-            except asyncio.LimitOverrunError as exc:
-                await self.reader.readexactly(exc.consumed)
-            except asyncio.IncompleteReadError:
-                return
+            piece, ended = await self._piece()
+            size += len(piece)
+            length = size - 1 if piece.endswith(b"\n") else size
+            if parts:
+                parts.append(piece)
+                if length > self.max_bytes:  # from here on only count what goes by
+                    head = _head(parts)
+                    parts.clear()
+            if ended:
+                break
+        if parts:
+            return b"".join(parts)
+        await self.oversized(head, length)
+        return None
+
+    async def oversized(self, head: bytes, length: int) -> None:
+        """A line of ``length`` bytes (starting with ``head``) was over the limit."""
+        log.warning(
+            "skipped a message of %d bytes: over the limit of %d bytes", length, self.max_bytes
+        )
+
+
+def _head(parts: list[bytes]) -> bytes:
+    """The first :data:`HEAD` bytes of the concatenation of ``parts``."""
+    head = b""
+    for part in parts:
+        head += part[: HEAD - len(head)]
+        if len(head) >= HEAD:
+            break
+    return head
+
+
+#: One JSON token of the start of a message: a complete string, a structural character,
+#: a run of anything else (numbers, literals, blanks), or a lone quote (a string cut off).
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^"{}\[\]:,]+|"', re.DOTALL)
+#: After the key ``"id"``: an integer or a string, followed by what may follow a member.
+_ID_VALUE = re.compile(rb'\s*:\s*(-?(?:0|[1-9][0-9]*)|"(?:[^"\\]|\\.)*")\s*[,}]', re.DOTALL)
+
+
+def request_id(head: bytes) -> RequestId | None:
+    """The ``id`` member of the top-level object that ``head`` (the start of a message)
+    opens, if it appears there complete; else ``None``.
+
+    Best effort for answering an oversize message, which is never decoded: it walks the
+    tokens of at most :data:`HEAD` bytes, tracking depth so that an ``"id"`` key nested in
+    ``params`` (a tool argument, say) is not taken for the request's.
+    """
+    depth = 0
+    previous = b""
+    for match in _TOKEN.finditer(head, 0, HEAD):
+        token = match.group()
+        if token.isspace():
+            continue
+        if token in (b"{", b"["):
+            if depth == 0 and token == b"[":
+                return None  # a batch: no one id to answer
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif token == b'"':
+            return None  # a string runs past what was kept
+        elif depth == 0:
+            return None  # not an object
+        elif depth == 1 and token == b'"id"' and previous in (b"{", b","):
+            value = _ID_VALUE.match(head, match.end())
+            if value is None:
+                return None
+            text = value.group(1)
+            if text.startswith(b'"'):
+                try:
+                    return msgspec.json.decode(text, type=str)
+                except msgspec.MsgspecError:
+                    return None
+            return int(text)
+        previous = token
+    return None
+
+
+def _pollable(fd: int, events: int) -> bool:
+    """Whether the event loop can wait on ``fd``: pipes, sockets, ttys; not regular files
+    or ``/dev/null`` (epoll refuses them with EPERM)."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, events)
+        except OSError:
+            return False
+    return True
+
+
+class _FileFeeder(asyncio.ReadTransport):
+    """Feeds a file the event loop cannot wait on into a StreamReader, in chunks.
+
+    Plain ``os.read`` in the loop's thread rather than ``loop.run_in_executor``: such a
+    file never blocks for long (a regular file is read from the page cache or the disk,
+    ``/dev/null`` answers at once), a 64 KiB read costs less than a hop to a worker thread
+    and back, and no thread is started at all. The task yields after every chunk, and
+    waits while the reader holds more than twice its limit (it calls
+    :meth:`pause_reading` as it does on a pipe transport), so memory stays bounded
+    however large the file.
+    """
+
+    CHUNK = 64 * 1024
+
+    def __init__(self, fd: int, reader: asyncio.StreamReader) -> None:
+        super().__init__()
+        self._fd = fd
+        self._reader = reader
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        reader.set_transport(self)
+        self._task = asyncio.get_running_loop().create_task(self._feed())
+
+    async def _feed(self) -> None:
+        try:
+            while chunk := os.read(self._fd, self.CHUNK):
+                self._reader.feed_data(chunk)
+                await asyncio.sleep(0)
+                await self._resumed.wait()
+        except OSError as exc:
+            log.error("reading stdin failed: %s", exc)
+        finally:
+            self._reader.feed_eof()
+
+    def pause_reading(self) -> None:
+        self._resumed.clear()
+
+    def resume_reading(self) -> None:
+        self._resumed.set()
+
+    def is_reading(self) -> bool:
+        return self._resumed.is_set() and not self._task.done()
+
+    def close(self) -> None:
+        self._task.cancel()
+
+    def is_closing(self) -> bool:
+        return self._task.done()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class StdioServerTransport(_LineReader):
-    """This process's stdin (requests in) and stdout (responses out)."""
+    """This process's stdin (requests in) and stdout (responses out).
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        super().__init__(reader)
+    ``writer`` is None when stdout is written synchronously (see the module docstring);
+    an oversize request line is skipped and answered here, with -32600.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | None,
+        limits: Limits = DEFAULT,
+        feeder: _FileFeeder | None = None,
+    ) -> None:
+        super().__init__(reader, limits.max_message_bytes)
         self.writer = writer
+        self.out = sys.stdout.fileno()
+        self.feeder = feeder
 
     @classmethod
-    async def open(cls) -> StdioServerTransport:
+    async def open(cls, limits: Limits = DEFAULT) -> StdioServerTransport:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        read_pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
-        write_pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-        transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop), write_pipe
-        )
-        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-        return cls(reader, writer)
+        reader = asyncio.StreamReader(limit=min(PIECE, limits.max_message_bytes))
+        stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
+        feeder = None
+        if _pollable(stdin, selectors.EVENT_READ):
+            read_pipe = os.fdopen(os.dup(stdin), "rb", buffering=0)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
+        else:
+            feeder = _FileFeeder(stdin, reader)
+        writer = None
+        if _pollable(stdout, selectors.EVENT_WRITE):
+            write_pipe = os.fdopen(os.dup(stdout), "wb", buffering=0)
+            transport, protocol = await loop.connect_write_pipe(
+                lambda: asyncio.streams.FlowControlMixin(loop), write_pipe
+            )
+            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        return cls(reader, writer, limits, feeder)
 
     async def send(
         self, data: bytes, related: object = None, final: bool = False, status: object = None
     ) -> None:
+        if self.writer is None:
+            _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
+            return
         self.writer.write(data + b"\n")
         await self.writer.drain()
 
+    async def oversized(self, head: bytes, length: int) -> None:
+        await super().oversized(head, length)
+        message = (
+            f"Invalid request: message of {length} bytes is over the limit of"
+            f" {self.max_bytes} bytes"
+        )
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.send(encode_error(request_id(head), INVALID_REQUEST, message))
+
     async def close(self) -> None:
+        """Stop reading; hand what is left to write to the peer (bounded in time)."""
+        if self.feeder is not None:
+            self.feeder.close()
+        if self.writer is None:
+            return
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError, asyncio.TimeoutError):
+            # drain() returns below the high-water mark; at 0 it waits for an empty buffer
+            self.writer.transport.set_write_buffer_limits(high=0)
+            await asyncio.wait_for(self.writer.drain(), FLUSH_TIMEOUT)
         with contextlib.suppress(ConnectionError, OSError, RuntimeError):
             self.writer.close()
 
 
 class StdioProcess(_LineReader):
-    """A spawned server process, talked to over its stdin/stdout."""
+    """A spawned server process, talked to over its stdin/stdout. An oversize line from
+    the server is logged and skipped."""
 
-    def __init__(self, process: asyncio.subprocess.Process, terminate_after: float) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        terminate_after: float,
+        limits: Limits = CLIENT,
+    ) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout)
+        super().__init__(process.stdout, limits.max_message_bytes)
         self.process = process
         self.stdin = process.stdin
         self.terminate_after = terminate_after
@@ -101,6 +327,7 @@ class StdioProcess(_LineReader):
         cwd: str | None = None,
         stderr: int | None = None,
         terminate_after: float = 2.0,
+        limits: Limits = CLIENT,
     ) -> StdioProcess:
         process = await asyncio.create_subprocess_exec(
             command,
@@ -110,9 +337,9 @@ class StdioProcess(_LineReader):
             stderr=stderr,
             env=dict(env) if env is not None else None,
             cwd=cwd,
-            limit=LINE_LIMIT,
+            limit=min(PIECE, limits.max_message_bytes),
         )
-        return cls(process, terminate_after)
+        return cls(process, terminate_after, limits)
 
     async def send(
         self, data: bytes, related: object = None, final: bool = False, status: object = None
