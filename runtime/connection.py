@@ -45,6 +45,7 @@ from .events import (
     Send,
 )
 from .jsonrpc import RequestId
+from .limits import DEFAULT, Limits
 from .negotiation import (
     MethodSpec,
     VersionInfo,
@@ -181,8 +182,10 @@ class Connection:
         capabilities: dict[str, Any],
         instructions: str | None = None,
         state_key: bytes | None = None,
+        limits: Limits = DEFAULT,
     ) -> None:
         self.role = role
+        self.limits = limits
         self.versions = versions
         self.local = local
         self.info = info
@@ -221,7 +224,7 @@ class Connection:
     def receive(self, frame: bytes | str, http: modern.HttpHeaders | None = None) -> list[Event]:
         """Everything one incoming frame (a line, an HTTP body) asks of this side;
         ``http`` carries the MCP headers when the frame came in an HTTP request."""
-        return self.receive_parsed(jsonrpc.parse(frame), http)
+        return self.receive_parsed(jsonrpc.parse(frame, self.limits.max_depth), http)
 
     def receive_parsed(
         self, parsed: jsonrpc.Parsed, http: modern.HttpHeaders | None = None
@@ -236,7 +239,8 @@ class Connection:
                         None,
                         INVALID_REQUEST,
                         "Invalid request: batches are not supported by this protocol version",
-                    )
+                    ),
+                    status=400,
                 )
             ]
         batch = None
@@ -252,7 +256,8 @@ class Connection:
                             None,
                             INVALID_REQUEST,
                             "Invalid request: initialize must not be part of a batch",
-                        )
+                        ),
+                        status=400,
                     )
                 ]
             events.append(BatchOpened(batch, expected))
@@ -275,10 +280,19 @@ class Connection:
         if isinstance(m, jsonrpc.Response):
             return self._on_response(m)
         if isinstance(m, jsonrpc.ErrorResponse):
+            error = McpError(m.code, m.message, m.data)
+            if self._init_id is not None and (
+                m.id == self._init_id or (m.id is None and self.state is State.INITIALIZING)
+            ):
+                # The server refused our initialize (or could not read it: an error with
+                # no id while we wait for nothing else): the caller learns it at once.
+                self._pending.pop(self._init_id, None)
+                self._init_id = None
+                return [Refused(error)]
             pending = self._pending.pop(m.id, None) if m.id is not None else None
             if pending is None:
                 return []
-            return [Failure(m.id, McpError(m.code, m.message, m.data))]  # type: ignore[arg-type]
+            return [Failure(m.id, error)]  # type: ignore[arg-type]
         return [Send(jsonrpc.encode_error(m.id, m.code, m.message), batch)]
 
     # -- the modern era ------------------------------------------------------------------
@@ -589,7 +603,9 @@ class Connection:
             return []  # malformed notifications are dropped (no one to answer)
         version = self.version
         spec = version.spec(self.peer, m.method) if version is not None else None
-        if version is None or spec is None:
+        if version is None or spec is None or spec.kind != "notification":
+            # A request method without an id is no notification: nobody to answer, and
+            # no handler that expects one.
             return []
         local = self.local.types_of(self.peer, m.method) or spec
         try:

@@ -11,6 +11,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: Implementation-defined (JSON-RPC's server-error range): too many requests in flight.
+SERVER_BUSY = -32000
 #: Legacy resource-not-found (2026-07-28 uses INVALID_PARAMS instead).
 RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020

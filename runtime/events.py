@@ -125,9 +125,10 @@ class Negotiated(msgspec.Struct, frozen=True):
 
 
 class Refused(msgspec.Struct, frozen=True):
-    """The handshake failed: the client cannot speak what the server answered."""
+    """The handshake failed: the server refused ``initialize`` (its error) or answered a
+    version the client cannot speak (a ``NegotiationError``)."""
 
-    error: NegotiationError
+    error: McpError | NegotiationError
 
 
 Event = (

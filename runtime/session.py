@@ -19,7 +19,9 @@ from . import connection as c
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     MISSING_CLIENT_CAPABILITY,
+    SERVER_BUSY,
     ConnectionClosed,
     McpError,
 )
@@ -206,6 +208,8 @@ class Session:
         #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
         self.listening: dict[RequestId, Mapping[str, Any]] = {}
         self._closed = False
+        #: Set when a handler ends or one starts waiting on the peer (made on first need).
+        self._room: asyncio.Event | None = None
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -224,13 +228,39 @@ class Session:
                 frame = await self.transport.receive()
                 if frame is None:
                     break
-                await self.feed(frame)
+                try:
+                    await self.feed(frame)
+                except Exception:  # a defect, not the peer's fault: the next frame is served
+                    log.exception("acting on an incoming frame failed")
             self._fail_waiting()  # no answer can arrive any more
             running = [task for task, _ in self._handlers.values()]
             if running:
                 await asyncio.wait(running, timeout=drain_timeout)
         finally:
             self._shutdown()
+
+    @property
+    def in_flight(self) -> int:
+        """Requests whose handlers are running."""
+        return len(self._handlers)
+
+    def stop(self) -> None:
+        """End the session now: running handlers are cancelled, waiting requests fail."""
+        self._shutdown()
+
+    def cancel(self, request_id: RequestId) -> None:
+        """The peer gave up on ``request_id`` (e.g. left an HTTP request): cancel its
+        handler, or close its listen stream."""
+        running = self._handlers.get(request_id)
+        if running is not None:
+            running[1].cancelled = True
+            running[0].cancel()
+        self.listening.pop(request_id, None)
+
+    async def act(self, event: c.Event) -> None:
+        """Act on one event of this session's connection (for transports that asked the
+        connection themselves, e.g. to route a request before reading its body)."""
+        await self._handle(event)
 
     def _fail_waiting(self) -> None:
         for future in self._waiting.values():
@@ -249,7 +279,7 @@ class Session:
 
     async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
         """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
-        await self.feed_parsed(parse(frame), http)
+        await self.feed_parsed(parse(frame, self.conn.limits.max_depth), http)
 
     async def feed_parsed(self, parsed: Parsed, http: HttpHeaders | None = None) -> None:
         """:meth:`feed` for a frame already split by :func:`jsonrpc.parse`."""
@@ -260,6 +290,13 @@ class Session:
         if isinstance(event, c.Send):
             await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, c.IncomingRequest):
+            refusal = self._refusal(event) if self._handlers else None
+            if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
+                refusal = await self._make_room()
+            if refusal is not None:
+                frame = self.conn.error(event.id, refusal)
+                await self._send(frame, event.batch, event.id, final=True)
+                return
             scope = RequestScope(self, event)
             task = _start(self._serve(event, scope))
             if not task.done():  # an eagerly started handler may have finished already
@@ -277,11 +314,7 @@ class Session:
             if future is not None and not future.done():
                 future.set_exception(event.error)
         elif isinstance(event, c.Cancel):
-            running = self._handlers.get(event.request_id)
-            if running is not None:
-                running[1].cancelled = True
-                running[0].cancel()
-            self.listening.pop(event.request_id, None)
+            self.cancel(event.request_id)
         elif isinstance(event, c.Progress):
             callback = self._progress.get(event.token)
             if callback is not None:
@@ -301,6 +334,39 @@ class Session:
             if not self.negotiated.done():
                 self.negotiated.set_exception(event.error)
 
+    def _refusal(self, event: c.IncomingRequest) -> McpError | None:
+        """A request whose id is still in flight is refused: answering both under one id
+        would leave the peer unable to tell them apart."""
+        if event.id not in self._handlers:
+            return None
+        return McpError(
+            INVALID_REQUEST,
+            f"Invalid request: id {event.id!r} is already used by a request in flight",
+        )
+
+    async def _make_room(self) -> McpError | None:
+        """Wait until fewer than ``max_in_flight`` handlers run: the reader stops, so a
+        flood is held by the peer's pipe, not in memory. A wait that could deadlock (a
+        handler waits on the peer, whose answer this very reader must read) is cut short:
+        the request is refused instead."""
+        limit = self.conn.limits.max_in_flight
+        while len(self._handlers) >= limit:
+            if self._waiting:
+                return McpError(
+                    SERVER_BUSY,
+                    f"Server busy: {limit} requests in flight (Limits.max_in_flight); "
+                    "retry after an answer arrives",
+                )
+            if self._room is None:
+                self._room = asyncio.Event()
+            self._room.clear()
+            await self._room.wait()
+        return None
+
+    def _made_room(self) -> None:
+        if self._room is not None:
+            self._room.set()
+
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
@@ -319,12 +385,16 @@ class Session:
         version = event.peer.version if event.peer is not None else None
         status = None
         try:
-            if self.dispatch is None:
-                raise McpError(INTERNAL_ERROR, "no handlers")
-            result = await self.dispatch(event, scope)
-            frame = self.conn.result(event.id, result, event.spec.name, version)
-        except InputRequired:
-            frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
+            try:
+                if self.dispatch is None:
+                    raise McpError(INTERNAL_ERROR, "no handlers")
+                result = await self.dispatch(event, scope)
+                frame = self.conn.result(event.id, result, event.spec.name, version)
+            except InputRequired:
+                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
+            except McpError as exc:
+                frame = self.conn.error(event.id, exc, version)
+                status = http_status(exc.code) if version is not None else None
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
                 self._handlers.pop(event.id, None)
@@ -332,14 +402,13 @@ class Session:
                     await self._batch_skip(event.batch)
                 return None
             raise
-        except McpError as exc:
-            frame = self.conn.error(event.id, exc, version)
-            status = http_status(exc.code) if version is not None else None
-        except Exception:
+        except Exception:  # the handler failed, or what it returned cannot be sent
             log.exception("handler for %s failed", event.spec.name)
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
+            status = None
         finally:
             self._handlers.pop(event.id, None)
+            self._made_room()
         return None if scope.cancelled else (frame, status)
 
     async def _batch_skip(self, batch: int) -> None:
@@ -377,7 +446,7 @@ class Session:
             return
         try:
             await self.transport.send(data, related, final, status)
-        except (ConnectionError, OSError) as exc:
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
             log.debug("send failed: %s", exc)
 
     # -- outgoing -----------------------------------------------------------------------
@@ -399,6 +468,7 @@ class Session:
         request_id, frame = self.conn.request(method, params, progress_token=token)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
+        self._made_room()  # a reader held back for room must not wait on this answer
         if progress is not None and token is not None:
             self._progress[token] = progress
         await self._send(frame, related=related)
