@@ -214,6 +214,10 @@ class ClientSession:
             raise ConnectionClosed(f"the server went away before the handshake ({exc})") from None
         try:
             version = await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(
+                f"the server did not answer initialize within {timeout:g} s"
+            ) from None
         except asyncio.CancelledError:
             if self.session.negotiated.cancelled():
                 raise ConnectionClosed(

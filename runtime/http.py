@@ -7,8 +7,10 @@ stream as soon as the handler sends anything before its result (progress, logs, 
 to the client). Legacy SSE streams keep their events so a client can resume them with
 ``GET`` and ``Last-Event-ID``.
 
-Safe by default: ``Host`` and ``Origin`` must name this machine (DNS-rebinding defence),
-bodies are size-limited, and every rejection is a 4xx with a JSON-RPC error body.
+Safe by default: ``Host`` and ``Origin`` must name this machine (DNS-rebinding defence,
+``runtime.hosts``), and every bound in ``runtime.limits`` holds (body size and time,
+nesting, sessions, streams); every rejection is a 4xx (503 when every session is busy)
+with a JSON-RPC error body.
 """
 
 from __future__ import annotations
@@ -17,58 +19,43 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections import deque
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Coroutine,
-    Generator,
-    Iterable,
-    Iterator,
-    Mapping,
-    MutableMapping,
-)
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from . import jsonrpc
+from .asgi import (
+    BodyRefused,
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    end_body,
+    read_body,
+    refuse,
+    respond,
+    sse_event,
+    start_sse,
+    text,
+    wait_disconnect,
+)
 from .connection import Connection
-from .errors import INVALID_REQUEST
 from .direct import DirectLane
+from .errors import INVALID_REQUEST
 from .events import Event, IncomingRequest
+from .hosts import HostPolicy
+from .http_streams import ClientWatch, Responder, Router, Stream, relay
 from .jsonrpc import RequestId
+from .legacy_sessions import LegacySession, SessionTable
+from .limits import DEFAULT, Limits
 from .modern import HttpHeaders
 from .server import Server
 from .session import RequestScope, Session
 
 log = logging.getLogger("mcpgen.runtime.http")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 T = TypeVar("T")
-#: A request's headers as ASGI gives them (names lower-cased), the last of repeats kept.
-Headers = dict[bytes, bytes]
-
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 #: A request carries modern per-request metadata (then it needs no session).
 _PROTOCOL_META = b"io.modelcontextprotocol/protocolVersion"
-MAX_BODY = 4 * 1024 * 1024
-#: Events a legacy session keeps per stream for resumption.
-EVENT_LOG_SIZE = 256
-
-
-def _host_of(value: str) -> str:
-    """``example.com:8080`` → ``example.com``; ``[::1]:80`` → ``[::1]``."""
-    if value.startswith("["):
-        return value.split("]", 1)[0] + "]"
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def _text(headers: Headers, name: bytes) -> str | None:
-    """A request header's value (ASGI gives names lower-cased, values as latin-1 bytes)."""
-    value = headers.get(name)
-    return None if value is None else value.decode("latin-1")
 
 
 # Verdicts on header values, remembered: clients repeat the same few on every request.
@@ -84,227 +71,14 @@ def _accepts_answers(accept: bytes) -> bool:
     return b"*/*" in accept or (b"application/json" in accept and b"text/event-stream" in accept)
 
 
-def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
-    return jsonrpc.encode_error(request_id, code, message)
-
-
-# -- one HTTP response that carries frames -------------------------------------------------
-
-
-class Stream:
-    """Where the frames of one POST (or of a legacy GET) go; a resumable one (legacy SSE)
-    also keeps its recent events for ``GET`` with ``Last-Event-ID``."""
-
-    __slots__ = ("name", "frames", "waiter", "log", "counter", "requests", "pending", "done")
-
-    def __init__(
-        self, name: str, requests: Iterable[RequestId] = (), resumable: bool = False
-    ) -> None:
-        self.name = name
-        self.frames: deque[tuple[bytes, bool, int | None]] = deque()
-        self.waiter: asyncio.Future[None] | None = None
-        self.log: deque[tuple[str, bytes]] | None = (
-            deque(maxlen=EVENT_LOG_SIZE) if resumable else None
-        )
-        self.counter = 0
-        self.requests = tuple(requests)
-        #: Requests of the POST not yet answered on this stream.
-        self.pending: set[RequestId] = set(self.requests)
-        self.done = not self.pending
-
-    def put(self, data: bytes, final: bool, status: int | None = None) -> None:
-        """Queue a frame. A final one answers a request of the stream; a batch reply (a
-        JSON array) answers them all at once; an empty one closes the stream."""
-        if final and data:
-            if data[:1] == b"[":
-                self.pending.clear()
-            elif self.pending:
-                self.pending.pop()
-            self.done = not self.pending
-        self.frames.append((data, final, status))
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(None)
-
-    async def next(self, client: ClientWatch) -> tuple[bytes, bool, int | None] | None:
-        """The next frame, or None once the client has disconnected."""
-        if not self.frames:
-            await asyncio.sleep(0)  # a quick handler answers within one turn of the loop
-        while not self.frames:
-            gone = client.watch()
-            if gone.done():
-                return None
-            self.waiter = asyncio.get_running_loop().create_future()
-            try:
-                await asyncio.wait((self.waiter, gone), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                self.waiter = None
-        return self.frames.popleft()
-
-    @property
-    def complete(self) -> bool:
-        """Every request is answered and every frame taken."""
-        return self.done and not self.frames
-
-    def record(self, data: bytes) -> str | None:
-        """Log an event for resumption; its SSE id (None when the stream is not resumable)."""
-        if self.log is None:
-            return None
-        self.counter += 1
-        event_id = f"{self.name}.{self.counter}"
-        self.log.append((event_id, data))
-        return event_id
-
-
-class ClientWatch:
-    """Notices the client's disconnect; started only once a frame has to be waited for,
-    so a quick JSON answer costs no extra task."""
-
-    __slots__ = ("receive", "future")
-
-    def __init__(self, receive: Receive) -> None:
-        self.receive = receive
-        self.future: asyncio.Future[None] | None = None
-
-    def watch(self) -> asyncio.Future[None]:
-        if self.future is None:
-            self.future = asyncio.ensure_future(_wait_disconnect(self.receive))
-        return self.future
-
-    def stop(self) -> None:
-        if self.future is not None:
-            self.future.cancel()
-
-
-class _PushedTo:
-    """A session transport the app feeds frames to itself: nothing is read from it."""
-
-    __slots__ = ()
-
-    async def receive(self) -> bytes | None:
-        return None
-
-
-class Responder(_PushedTo):
-    """The transport of a POST's one stateless request: writes the answer as its handler
-    sends it (the handler runs in the request's own task), JSON when the first frame is the
-    answer, otherwise an SSE stream that ends with the answer. Frames of no request of the
-    POST have nowhere to go (a stateless request has no GET stream) and are dropped."""
-
-    __slots__ = ("asgi_send", "request_id", "started", "done", "gone")
-
-    def __init__(self, send: Send, request_id: RequestId) -> None:
-        self.asgi_send = send
-        self.request_id = request_id
-        self.started = False
-        self.done = False
-        #: The client disconnected before the answer (its handler was cancelled).
-        self.gone = False
-
-    async def send(
-        self,
-        data: bytes,
-        related: RequestId | None = None,
-        final: bool = False,
-        status: int | None = None,
-    ) -> None:
-        if self.done or not (final or related == self.request_id):
-            return
-        if not self.started:
-            if final:
-                self.done = True
-                await _respond(self.asgi_send, status or 200, data)
-                return
-            self.started = True
-            await _start_sse(self.asgi_send, None)
-        await _sse_event(self.asgi_send, data, None)
-        if final:
-            self.done = True
-            await _end_body(self.asgi_send)
-
-    async def close(self) -> None:
-        """End the response if the handler ended without an answer (it was cancelled)."""
-        if self.done or self.gone:
-            return
-        self.done = True
-        if self.started:
-            await _end_body(self.asgi_send)
-        else:
-            await _respond(self.asgi_send, 204, b"")
-
-
-class Router(_PushedTo):
-    """A session's transport: routes each outgoing frame to the stream of the request it
-    belongs to, and everything else to the session's GET stream (if one is open)."""
-
-    def __init__(self) -> None:
-        self.by_request: dict[RequestId, Stream] = {}
-        self.standalone: Stream | None = None
-        #: The POST being fed right now: answers to input that had no readable id go there.
-        self.feeding: Stream | None = None
-
-    async def send(
-        self,
-        data: bytes,
-        related: RequestId | None = None,
-        final: bool = False,
-        status: int | None = None,
-    ) -> None:
-        stream = self.by_request.get(related) if related is not None else None
-        if stream is None and related is None and final:
-            stream = self.feeding
-        if stream is None:
-            stream = self.standalone
-        if stream is None:
-            log.debug("dropping a frame no stream is open for")
-            return
-        stream.put(data, final, status)
-        if final and stream.done:
-            for request_id in stream.requests:
-                if self.by_request.get(request_id) is stream:
-                    del self.by_request[request_id]
-
-    async def close(self) -> None:
-        for stream in list(self.by_request.values()):
-            stream.put(b"", True)
-
-
-class LegacySession:
-    """A legacy session: its asyncio session, router, and the streams a client may resume."""
-
-    #: Finished SSE streams kept for resumption; older ones are forgotten.
-    KEEP_FINISHED: int = 64
-
-    def __init__(self, session: Session, router: Router) -> None:
-        self.session = session
-        self.router = router
-        self.streams: dict[str, Stream] = {}
-        self.finished: deque[str] = deque()
-        self.next_stream = 0
-
-    def new_stream(self, requests: Iterable[RequestId] = ()) -> Stream:
-        self.next_stream += 1
-        stream = Stream(f"s{self.next_stream}", requests, resumable=True)
-        self.streams[stream.name] = stream
-        return stream
-
-    def finish(self, stream: Stream, streamed: bool) -> None:
-        """A POST's stream is complete: keep it for resumption only if it was SSE."""
-        if not streamed:
-            self.streams.pop(stream.name, None)
-            return
-        self.finished.append(stream.name)
-        while len(self.finished) > self.KEEP_FINISHED:
-            self.streams.pop(self.finished.popleft(), None)
-
-
-# -- the app ----------------------------------------------------------------------------
-
-
 class McpHttpApp:
     """ASGI app serving ``server`` at ``path`` (default ``/mcp``).
 
     ``allowed_hosts``/``allowed_origins`` extend the local names accepted in ``Host`` and
-    ``Origin``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams announce.
+    ``Origin`` (see :class:`~runtime.hosts.HostPolicy`); ``limits`` bound what clients can
+    make the app hold (default: the server's); ``max_body`` overrides its
+    ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
+    announce.
     """
 
     def __init__(
@@ -314,16 +88,19 @@ class McpHttpApp:
         path: str = "/mcp",
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
-        max_body: int = MAX_BODY,
+        limits: Limits | None = None,
+        max_body: int | None = None,
         sse_retry_ms: int = 1000,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/"
-        self.allowed_hosts = LOCAL_HOSTS | {h.lower() for h in allowed_hosts}
-        self.allowed_origins = {o.lower().rstrip("/") for o in allowed_origins}
-        self.max_body = max_body
+        chosen: Limits = limits or getattr(server, "limits", DEFAULT)
+        if max_body is not None:
+            chosen = chosen.but(max_message_bytes=max_body)
+        self.limits = limits = chosen
+        self.hosts = HostPolicy(allowed_hosts, allowed_origins)
         self.sse_retry_ms = sse_retry_ms
-        self.sessions: dict[str, LegacySession] = {}
+        self.sessions = SessionTable(limits)
         #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
         self.stateless: Connection = server.connection()
         self.direct = DirectLane(self.stateless)
@@ -342,11 +119,11 @@ class McpHttpApp:
         headers: Headers = dict(scope["headers"])
         path = scope["path"].rstrip("/") or "/"
         if path != self.path:
-            await _respond(send, 404, _error_body(INVALID_REQUEST, f"Not found: {scope['path']}"))
+            await refuse(send, 404, f"Not found: {scope['path']}")
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
-            await _respond(send, 403, _error_body(INVALID_REQUEST, rejection))
+            await refuse(send, 403, rejection)
             return
         method = scope["method"]
         if method == "POST":
@@ -356,8 +133,11 @@ class McpHttpApp:
         elif method == "DELETE":
             await self._delete(headers, send)
         else:
-            await _respond(
-                send, 405, _error_body(INVALID_REQUEST, f"Method {method} not allowed"), allow=True
+            await respond(
+                send,
+                405,
+                jsonrpc.encode_error(None, INVALID_REQUEST, f"Method {method} not allowed"),
+                allow=True,
             )
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -371,80 +151,37 @@ class McpHttpApp:
 
     def _host_or_origin_refused(self, raw_host: bytes, raw_origin: bytes | None) -> str | None:
         """Why ``Host``/``Origin`` are refused (DNS-rebinding defence), or None."""
-        host = raw_host.decode("latin-1")
-        if _host_of(host.lower()) not in self.allowed_hosts:
-            return f"Forbidden: host {host!r} is not allowed"
         origin = None if raw_origin is None else raw_origin.decode("latin-1")
-        if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
-            name = origin.lower().split("://", 1)[-1]
-            if _host_of(name.split("/", 1)[0]) not in self.allowed_hosts:
-                return f"Forbidden: origin {origin!r} is not allowed"
-        return None
+        return self.hosts.refusal(raw_host.decode("latin-1"), origin)
 
     # -- POST -------------------------------------------------------------------------------
 
     async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
         if not _is_json(headers.get(b"content-type", b"")):
-            await _respond(
-                send,
-                415,
-                _error_body(INVALID_REQUEST, "Unsupported Media Type: use application/json"),
-            )
+            await refuse(send, 415, "Unsupported Media Type: use application/json")
             return
         if not _accepts_answers(headers.get(b"accept", b"")):
-            await _respond(
-                send,
-                406,
-                _error_body(
-                    INVALID_REQUEST,
-                    "Not Acceptable: Accept must list application/json and text/event-stream",
-                ),
-            )
+            message = "Not Acceptable: Accept must list application/json and text/event-stream"
+            await refuse(send, 406, message)
             return
-        body = await _read_body(receive, self.max_body)
-        if body is None:
-            await _respond(
-                send,
-                413,
-                _error_body(INVALID_REQUEST, f"Payload Too Large: limit {self.max_body} bytes"),
-            )
+        limits = self.limits
+        try:
+            body = await read_body(receive, limits.max_message_bytes, limits.body_timeout)
+        except BodyRefused as refused:
+            await refuse(send, refused.status, refused.message)
             return
-        session_id = _text(headers, b"mcp-session-id")
-        version = _text(headers, b"mcp-protocol-version")
+        session_id = text(headers, b"mcp-session-id")
+        version = text(headers, b"mcp-protocol-version")
         if session_id is None and version is not None and version not in self.legacy:
             http = _mcp_headers(headers, version)
             event = self.direct.read(body, http)
             if event is not None:
                 await self._serve_inline([event], event.id, receive, send)
                 return
-        parsed = jsonrpc.parse(body)
+        parsed = jsonrpc.parse(body, limits.max_depth)
         messages = parsed[0]
         if session_id is not None:
-            requests = _request_ids(messages)
-            legacy = self.sessions.get(session_id)
-            if legacy is None:
-                await _respond(
-                    send,
-                    404,
-                    _error_body(
-                        INVALID_REQUEST, "Session not found", requests[0] if requests else None
-                    ),
-                )
-                return
-            stated = _text(headers, b"mcp-protocol-version")
-            if stated is not None and stated not in self.server.versions:
-                # The header SHOULD name the negotiated version; one this server does not
-                # speak at all is refused (some clients send an older supported one).
-                message = f"Bad Request: unsupported MCP-Protocol-Version {stated!r}"
-                await _respond(
-                    send,
-                    400,
-                    _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
-                )
-                return
-            await self._exchange(
-                legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
-            )
+            await self._in_session(session_id, headers, parsed, receive, send)
             return
         if version is None or version in self.legacy:
             requests = _request_ids(messages)
@@ -460,11 +197,7 @@ class McpHttpApp:
                 and (version is not None or _PROTOCOL_META not in body)
             ):
                 message = "Bad Request: Mcp-Session-Id required (start a session with initialize)"
-                await _respond(
-                    send,
-                    400,
-                    _error_body(INVALID_REQUEST, message, requests[0] if requests else None),
-                )
+                await refuse(send, 400, message, requests[0] if requests else None)
                 return
         http = _mcp_headers(headers, version)
         if (
@@ -481,19 +214,68 @@ class McpHttpApp:
             session, router, parsed, _request_ids(messages), http, receive, send, None
         )
 
+    async def _in_session(
+        self,
+        session_id: str,
+        headers: Headers,
+        parsed: jsonrpc.Parsed,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A POST to a legacy session."""
+        requests = _request_ids(parsed[0])
+        first = requests[0] if requests else None
+        legacy = self.sessions.get(session_id)
+        if legacy is None:
+            await refuse(send, 404, "Session not found", first)
+            return
+        stated = text(headers, b"mcp-protocol-version")
+        if stated is not None and stated not in self.server.versions:
+            # The header SHOULD name the negotiated version; one this server does not
+            # speak at all is refused (some clients send an older supported one).
+            message = f"Bad Request: unsupported MCP-Protocol-Version {stated!r}"
+            await refuse(send, 400, message, first)
+            return
+        taken = next((r for r in requests if r in legacy.router.by_request), None)
+        if taken is not None:
+            # Its answer would be routed to this POST and the first one's lost.
+            message = f"Invalid request: id {taken!r} is already used by a request in flight"
+            await refuse(send, 400, message, taken)
+            return
+        legacy.posts += 1
+        try:
+            await self._exchange(
+                legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
+            )
+        finally:
+            legacy.posts -= 1
+
     async def _initialize(
         self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
     ) -> None:
+        if not self.sessions.has_room():
+            message = (
+                f"Service Unavailable: all {self.limits.max_sessions} sessions are busy "
+                "(Limits.max_sessions); retry later"
+            )
+            await refuse(send, 503, message, requests[0] if requests else None)
+            return
         router = Router()
         session = Session(
             self.server.connection(), router, self.server.dispatch, self.server.on_notification
         )
         session_id = secrets.token_urlsafe(24)
-        legacy = LegacySession(session, router)
+        legacy = LegacySession(session, router, self.limits)
         extra = {"mcp-session-id": session_id}
-        await self._exchange(session, router, parsed, requests, None, receive, send, legacy, extra)
+        legacy.posts += 1
+        try:
+            await self._exchange(
+                session, router, parsed, requests, None, receive, send, legacy, extra
+            )
+        finally:
+            legacy.posts -= 1
         if session.conn.version is not None:
-            self.sessions[session_id] = legacy
+            self.sessions.add(session_id, legacy)
 
     async def _exchange(
         self,
@@ -542,10 +324,10 @@ class McpHttpApp:
         self, stream: Stream, send: Send, extra: dict[str, str] | None
     ) -> None:
         if not stream.frames:
-            await _respond(send, 202, b"", extra=extra)
+            await respond(send, 202, b"", extra=extra)
             return
         data, _, status = stream.frames.popleft()
-        await _respond(send, status or 400, data, extra=extra)
+        await respond(send, status or 400, data, extra=extra)
 
     async def _write(
         self,
@@ -574,19 +356,19 @@ class McpHttpApp:
                 if legacy is not None:
                     settled = True
                     legacy.finish(stream, streamed)
-                await _respond(send, status or 200, data, extra=extra)
+                await respond(send, status or 200, data, extra=extra)
                 return True
             streamed = True
-            await _start_sse(send, extra)
+            await start_sse(send, extra)
             if legacy is not None and _polls(legacy):
-                await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
-            await _sse_event(send, data, stream.record(data))
-            if not await _relay(stream, send, client, keep_open):
+                await sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+            await sse_event(send, data, stream.record(data))
+            if not await relay(stream, send, client, keep_open):
                 return False
             if legacy is not None:
                 settled = True
                 legacy.finish(stream, streamed)
-            await _end_body(send)
+            await end_body(send)
             return True
         finally:
             client.stop()
@@ -606,7 +388,7 @@ class McpHttpApp:
         event = events[0] if len(events) == 1 else None
         if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
             for each in events:
-                await session._handle(each)  # noqa: SLF001 - same package
+                await session.act(each)
             await responder.close()
             return
         scope = RequestScope(session, event)
@@ -639,7 +421,7 @@ class McpHttpApp:
         receive: Receive, responder: Responder, scope: RequestScope, task: asyncio.Task[Any]
     ) -> None:
         """The client went away before its answer: that cancels the request."""
-        await _wait_disconnect(receive)
+        await wait_disconnect(receive)
         if not responder.done:
             responder.gone = True
             scope.cancelled = True
@@ -648,81 +430,67 @@ class McpHttpApp:
     def _cancel(self, session: Session, requests: Iterable[RequestId]) -> None:
         """The client went away from a modern request: that is its cancellation."""
         for request_id in requests:
-            running = session._handlers.get(request_id)  # noqa: SLF001 - same package
-            if running is not None:
-                running[1].cancelled = True
-                running[0].cancel()
-            session.listening.pop(request_id, None)
+            session.cancel(request_id)
 
     # -- GET and DELETE (legacy sessions) ----------------------------------------------------
 
     async def _get(self, headers: Headers, receive: Receive, send: Send) -> None:
         if b"text/event-stream" not in headers.get(b"accept", b"").lower():
-            await _respond(
-                send,
-                406,
-                _error_body(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"),
-            )
+            await refuse(send, 406, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        session_id = _text(headers, b"mcp-session-id")
+        session_id = text(headers, b"mcp-session-id")
         if session_id is None:
-            await _respond(
-                send, 405, _error_body(INVALID_REQUEST, "GET needs a session"), allow=True
-            )
+            body = jsonrpc.encode_error(None, INVALID_REQUEST, "GET needs a session")
+            await respond(send, 405, body, allow=True)
             return
         legacy = self.sessions.get(session_id)
         if legacy is None:
-            await _respond(send, 404, _error_body(INVALID_REQUEST, "Session not found"))
+            await refuse(send, 404, "Session not found")
             return
-        last = _text(headers, b"last-event-id")
+        last = text(headers, b"last-event-id")
         name = last.split(".", 1)[0] if last is not None else None
         if last is not None and name in legacy.streams:
             await self._resume(legacy.streams[name], last, receive, send)
             return
-        stream = legacy.new_stream()
-        legacy.router.standalone = stream
-        await _start_sse(send, None)
-        if _polls(legacy):
-            await _sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+        stream = legacy.open_get()
         client = ClientWatch(receive)
         try:
-            await _relay(stream, send, client, keep_open=True)
+            await start_sse(send, None)
+            if _polls(legacy):
+                await sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+            await relay(stream, send, client, keep_open=True)
         finally:
             client.stop()
-            if legacy.router.standalone is stream:
-                legacy.router.standalone = None
-        await _end_body(send)
+            legacy.close_get(stream)
+        await end_body(send)
 
     async def _resume(self, stream: Stream, last: str, receive: Receive, send: Send) -> None:
         """Replay a stream's events after ``last``, then go on with what it still gets."""
-        await _start_sse(send, None)
+        await start_sse(send, None)
         seen = False
         for event_id, data in list(stream.log or ()):
             if seen and data:
-                await _sse_event(send, data, event_id)
+                await sse_event(send, data, event_id)
             seen = seen or event_id == last
         client = ClientWatch(receive)
         try:
-            await _relay(stream, send, client, keep_open=False)
+            await relay(stream, send, client, keep_open=False)
         finally:
             client.stop()
-        await _end_body(send)
+        await end_body(send)
 
     async def _delete(self, headers: Headers, send: Send) -> None:
-        session_id = _text(headers, b"mcp-session-id")
+        session_id = text(headers, b"mcp-session-id")
         if session_id is None:
-            await _respond(
-                send, 405, _error_body(INVALID_REQUEST, "DELETE needs a session"), allow=True
-            )
+            body = jsonrpc.encode_error(None, INVALID_REQUEST, "DELETE needs a session")
+            await respond(send, 405, body, allow=True)
             return
-        legacy = self.sessions.pop(session_id, None)
+        legacy = self.sessions.pop(session_id)
         if legacy is None:
-            await _respond(send, 404, _error_body(INVALID_REQUEST, "Session not found"))
+            await refuse(send, 404, "Session not found")
             return
-        legacy.session._shutdown()  # noqa: SLF001 - same package
-        if legacy.router.standalone is not None:
-            legacy.router.standalone.put(b"", True)
-        await _respond(send, 200, b"")
+        legacy.end()
+        await respond(send, 200, b"")
 
     async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
         """Announce a change to legacy sessions and to open modern listen streams."""
@@ -732,7 +500,7 @@ class McpHttpApp:
             await session.publish(method, params, wanted)
 
 
-# -- ASGI helpers -----------------------------------------------------------------------------
+# -- helpers ----------------------------------------------------------------------------------
 
 
 class _OnSuspend(Generic[T]):
@@ -779,8 +547,8 @@ def _mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
     """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)."""
     return HttpHeaders(
         protocol_version,
-        _text(headers, b"mcp-method"),
-        _text(headers, b"mcp-name"),
+        text(headers, b"mcp-method"),
+        text(headers, b"mcp-name"),
         _ParamHeaders(headers),
     )
 
@@ -818,96 +586,6 @@ def _polls(legacy: LegacySession) -> bool:
     """SSE streams open with a priming event (id, ``retry``) from 2025-11-25 on."""
     version = legacy.session.conn.version
     return version is not None and version.version >= "2025-11-25"
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body (``b""`` if the client left first), or None when over ``limit``."""
-    chunks: list[bytes] = []
-    size = 0
-    message = await receive()
-    while message["type"] != "http.disconnect":
-        chunk: bytes = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        if not message.get("more_body", False):
-            return b"".join((*chunks, chunk)) if chunks else chunk
-        chunks.append(chunk)
-        message = await receive()
-    return b""
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-async def _end_body(send: Send) -> None:
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _relay(stream: Stream, send: Send, client: ClientWatch, keep_open: bool) -> bool:
-    """Write the stream's frames as SSE events until it is complete (or, ``keep_open``,
-    until it is closed). False if the client disconnected first."""
-    while keep_open or not stream.complete:
-        item = await stream.next(client)
-        if item is None:
-            return False
-        if not item[0]:  # closed by the server
-            return True
-        await _sse_event(send, item[0], stream.record(item[0]))
-    return True
-
-
-_JSON_TYPE = (b"content-type", b"application/json")
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes,
-    *,
-    extra: dict[str, str] | None = None,
-    allow: bool = False,
-) -> None:
-    headers = [(b"content-length", b"%d" % len(body))]
-    if body:
-        headers.append(_JSON_TYPE)
-    if allow:
-        headers.append((b"allow", b"GET, POST, DELETE"))
-    if extra:
-        headers += [(name.encode(), value.encode()) for name, value in extra.items()]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _start_sse(send: Send, extra: dict[str, str] | None) -> None:
-    headers = [
-        (b"content-type", b"text/event-stream"),
-        (b"cache-control", b"no-cache"),
-        (b"x-accel-buffering", b"no"),
-    ]
-    for name, value in (extra or {}).items():
-        headers.append((name.encode(), value.encode()))
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-
-
-async def _sse_event(
-    send: Send, data: bytes, event_id: str | None, retry: int | None = None
-) -> None:
-    lines = []
-    if event_id is not None:
-        lines.append(b"id: " + event_id.encode())
-    if retry is not None:
-        lines.append(b"retry: " + str(retry).encode())
-    if data:
-        lines.append(b"event: message")
-    lines.append(b"data: " + data)
-    await send(
-        {"type": "http.response.body", "body": b"\n".join(lines) + b"\n\n", "more_body": True}
-    )
 
 
 def serve(server: Server, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:

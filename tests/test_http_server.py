@@ -1034,23 +1034,25 @@ def test_legacy_disconnect_is_not_a_cancellation(served: Served) -> None:
 
 def test_a_long_legacy_session_keeps_bounded_state(served: Served) -> None:
     """JSON answers leave nothing behind; SSE streams stay resumable, the oldest forgotten
-    beyond ``KEEP_FINISHED`` (lowered here: the progress tool takes a while); no request
-    stays routed once answered."""
+    beyond ``Limits.finished_streams`` (lowered here: the progress tool takes a while); no
+    request stays routed once answered."""
     legacy = open_session(served.endpoint)
-    state = served.app.sessions[legacy.session_id]
-    state.KEEP_FINISHED = 3
+    state = served.app.sessions.get(legacy.session_id)
+    assert state is not None
+    keep = 3
+    state.limits = state.limits.but(finished_streams=keep)
     for _ in range(200):
         assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
     assert state.streams == {} and state.router.by_request == {}
     first_sse: str | None = None
-    for index in range(state.KEEP_FINISHED + 2):
+    for index in range(keep + 2):
         request_id = next_id()
         params = {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 1}}
         with legacy.stream(request(request_id, "tools/call", params)) as response:
             events = [event for event in sse(response) if event.data]
         if index == 0:
             first_sse = events[0].id
-    assert len(state.streams) == state.KEEP_FINISHED
+    assert len(state.streams) == keep
     assert state.router.by_request == {}
     # the first stream is forgotten: resuming it opens a fresh stream instead of a replay
     with legacy.stream(None, "GET", **{"last-event-id": str(first_sse)}) as response:
