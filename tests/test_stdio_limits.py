@@ -379,6 +379,7 @@ def test_garbage_then_a_valid_request(
         (b'{"id":1.5,"method":"ping"', None),
         (b'{"id":12', None),  # the number may go on
         (b'{"id":"unterminated', None),
+        (b'{"id":"\\ud800","x":1}', None),  # a lone surrogate: not a string JSON allows
         (b'{"id":true}', None),
         (b'[{"id":1}]', None),  # a batch
         (b'"id"', None),
