@@ -141,6 +141,7 @@ class Server:
             capabilities=self.capabilities,
             instructions=self.instructions,
             state_key=self.state_key,
+            limits=self.limits,
         )
 
     async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
