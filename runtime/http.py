@@ -590,9 +590,9 @@ def _polls(legacy: LegacySession) -> bool:
 
 def serve(server: Server, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:
     """Run ``server`` over Streamable HTTP with uvicorn (``pip install mcpgen[http]``)."""
-    import uvicorn
+    from .http_serve import serve as serve_hardened  # cuts off slow clients (header timeout)
 
-    uvicorn.run(server.http_app(**options), host=host, port=port, log_level="warning")
+    serve_hardened(server, host, port, **options)
 
 
 __all__ = ["McpHttpApp", "serve"]

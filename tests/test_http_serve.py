@@ -1,0 +1,394 @@
+"""``runtime.http_serve``: uvicorn cuts off clients that send their headers too slowly.
+
+Real sockets on 127.0.0.1, both of uvicorn's HTTP/1.1 implementations (httptools and h11),
+the everything server's ASGI app, and a header timeout short enough to watch expire. The
+client side is raw sockets, since the point is to send requests no HTTP client would:
+partial headers trickled a byte at a time. Every socket has a timeout, every wait has a
+deadline, and every server started here is stopped at teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpgen.runtime import http_serve
+from mcpgen.runtime.limits import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # examples/ is not an installed package
+    sys.path.append(str(ROOT))
+
+from examples.everything import server as fixtures  # noqa: E402
+from examples.everything.__main__ import build_server  # noqa: E402
+
+IMPLS = ["httptools", "h11"]
+HEADER_TIMEOUT = 0.5
+#: uvicorn's idle timer between requests, well above the header timeout so that an idle
+#: connection outliving the header timeout tells the two apart.
+KEEP_ALIVE = 2.0
+#: How late past its deadline a cut may come on a busy 2-core machine.
+MARGIN = 1.5
+DRIP = 0.2
+SOCKET_TIMEOUT = 5.0
+SLOW_START = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+LEGACY = "2025-06-18"
+BOTH = "application/json, text/event-stream"
+
+
+@dataclass
+class Running:
+    """A uvicorn server in a daemon thread and the port it bound."""
+
+    server: http_serve.AnnouncingServer
+    port: int
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@contextmanager
+def running(http: http_serve.HttpImpl, header_timeout: float) -> Iterator[Running]:
+    """The everything server's app behind ``http_serve.config``, on an ephemeral port."""
+    previous = fixtures.SERVER
+    app = build_server().http_app()
+    limits = Limits(header_timeout=header_timeout)
+    settings = http_serve.config(
+        app, "127.0.0.1", 0, limits, http, timeout_keep_alive=KEEP_ALIVE, lifespan="on"
+    )
+    server = http_serve.AnnouncingServer(settings)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert thread.is_alive(), "uvicorn stopped while starting"
+            assert time.monotonic() < deadline, "uvicorn did not start in time"
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield Running(server, port)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        fixtures.SERVER = previous
+        assert not thread.is_alive(), "uvicorn did not stop in time"
+
+
+@pytest.fixture(scope="module", params=IMPLS)
+def served(request: pytest.FixtureRequest) -> Iterator[Running]:
+    with running(request.param, HEADER_TIMEOUT) as server:
+        yield server
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=SOCKET_TIMEOUT)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def request(port: int, message: Any, session: str | None = None) -> bytes:
+    """A whole POST of ``message`` that the app accepts (its Host, Accept, Content-Type)."""
+    body = json.dumps(message).encode()
+    headers = [
+        "POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Content-Type: application/json",
+        f"Accept: {BOTH}",
+        f"Content-Length: {len(body)}",
+    ]
+    if session is not None:
+        headers += [f"Mcp-Session-Id: {session}", f"MCP-Protocol-Version: {LEGACY}"]
+    return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
+
+
+def initialize(request_id: int = 1) -> dict[str, Any]:
+    client = {"name": "test_http_serve", "version": "0"}
+    params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": client}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+class Reader:
+    """Reads HTTP/1.1 responses off one socket (Content-Length or chunked bodies)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def _fill(self) -> None:
+        data = self.sock.recv(65536)
+        if not data:
+            raise EOFError("connection closed mid-response")
+        self.buffer += data
+
+    def _until(self, marker: bytes) -> bytes:
+        while marker not in self.buffer:
+            self._fill()
+        head, self.buffer = self.buffer.split(marker, 1)
+        return head
+
+    def _exactly(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._fill()
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def response(self) -> Response:
+        head = self._until(b"\r\n\r\n").decode("latin-1").split("\r\n")
+        status = int(head[0].split(" ")[1])
+        headers = {}
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding") == "chunked":
+            body = b""
+            while size := int(self._until(b"\r\n"), 16):
+                body += self._exactly(size)
+                self._exactly(2)
+            self._exactly(2)
+        else:
+            body = self._exactly(int(headers.get("content-length", "0")))
+        return Response(status, headers, body)
+
+
+def exchange(port: int, message: Any) -> Response:
+    """One request on a new connection, and its answer."""
+    with connect(port) as sock:
+        sock.sendall(request(port, message))
+        return Reader(sock).response()
+
+
+def drain(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes (a reset after its answer included)."""
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def trickle(sock: socket.socket, deadline: float) -> bytes:
+    """Send one header byte per ``DRIP`` until the server speaks or closes; what it said."""
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([sock], [], [], DRIP)
+        if readable:
+            return drain(sock)
+        try:
+            sock.sendall(b"a")
+        except (BrokenPipeError, ConnectionResetError):
+            return drain(sock)
+    raise AssertionError("the server never cut off a slow client")
+
+
+def assert_timed_out(data: bytes, seconds: float) -> None:
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), data
+    assert b"connection: close" in head.lower()
+    message = f"Request Timeout: headers not received within {seconds:g} s"
+    error = {"code": -32600, "message": message}
+    assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": error}
+
+
+def assert_initialized(response: Response) -> None:
+    assert response.status == 200, response
+    assert response.json()["result"]["protocolVersion"] == LEGACY
+
+
+# -- (a), (b): one slow client, then a normal one -----------------------------------------
+
+
+def test_slowloris_gets_408_after_the_header_timeout(served: Running) -> None:
+    with connect(served.port) as sock:
+        started = time.monotonic()
+        sock.sendall(SLOW_START)
+        data = trickle(sock, started + HEADER_TIMEOUT + MARGIN)
+        elapsed = time.monotonic() - started
+    assert_timed_out(data, HEADER_TIMEOUT)
+    # Bytes kept coming every DRIP seconds: the deadline counts from the first one.
+    assert HEADER_TIMEOUT - 0.05 <= elapsed <= HEADER_TIMEOUT + MARGIN
+
+
+def test_a_normal_request_is_answered_after_a_slow_one(served: Running) -> None:
+    with connect(served.port) as sock:
+        sock.sendall(SLOW_START)
+        trickle(sock, time.monotonic() + HEADER_TIMEOUT + MARGIN)
+    assert_initialized(exchange(served.port, initialize()))
+
+
+# -- (c), (d): keep-alive connections ------------------------------------------------------
+
+
+def test_second_request_on_a_keep_alive_connection_is_timed_from_its_first_byte(
+    served: Running,
+) -> None:
+    with connect(served.port) as sock:
+        reader = Reader(sock)
+        sock.sendall(request(served.port, initialize()))
+        assert_initialized(reader.response())
+        # Idle for longer than the header timeout: that is keep-alive's business, not ours.
+        time.sleep(HEADER_TIMEOUT + 0.2)
+        started = time.monotonic()
+        sock.sendall(SLOW_START)
+        data = reader.buffer + trickle(sock, started + HEADER_TIMEOUT + MARGIN)
+        elapsed = time.monotonic() - started
+    assert_timed_out(data, HEADER_TIMEOUT)
+    assert HEADER_TIMEOUT - 0.05 <= elapsed <= HEADER_TIMEOUT + MARGIN
+
+
+def test_an_idle_keep_alive_connection_is_not_cut_by_the_header_timeout(
+    served: Running,
+) -> None:
+    with connect(served.port) as sock:
+        reader = Reader(sock)
+        sock.sendall(request(served.port, initialize(1)))
+        assert_initialized(reader.response())
+        readable, _, _ = select.select([sock], [], [], KEEP_ALIVE - 0.8)  # > header timeout
+        assert not readable, "an idle connection got an answer or a close"
+        sock.sendall(request(served.port, initialize(2)))
+        assert_initialized(reader.response())
+
+
+def test_a_connection_that_never_speaks_is_closed_as_idle(served: Running) -> None:
+    """uvicorn's keep-alive timer, which it arms only after a response, closes it too."""
+    with connect(served.port) as sock:
+        started = time.monotonic()
+        assert drain(sock) == b""  # closed without a word: nothing was asked
+        elapsed = time.monotonic() - started
+    assert KEEP_ALIVE - 0.05 <= elapsed <= KEEP_ALIVE + MARGIN
+
+
+# -- (e): the headers are in, the request is the app's -------------------------------------
+
+
+def legacy_session(port: int, sock: socket.socket, reader: Reader) -> str:
+    sock.sendall(request(port, initialize()))
+    response = reader.response()
+    assert_initialized(response)
+    session = response.headers["mcp-session-id"]
+    sock.sendall(request(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
+    assert reader.response().status == 202
+    return session
+
+
+def progress_call(request_id: int) -> dict[str, Any]:
+    params = {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 7}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def assert_streamed(response: Response) -> None:
+    assert response.status == 200, response
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert b"notifications/progress" in response.body
+    assert b"Tool with progress executed successfully" in response.body
+
+
+@pytest.mark.parametrize("http", IMPLS)
+def test_a_stream_longer_than_the_header_timeout_is_not_cut(http: http_serve.HttpImpl) -> None:
+    timeout = 0.1  # the tool streams progress for ~0.15 s
+    with running(http, timeout) as served, connect(served.port) as sock:
+        reader = Reader(sock)
+        session = legacy_session(served.port, sock, reader)
+        started = time.monotonic()
+        sock.sendall(request(served.port, progress_call(2), session))
+        assert_streamed(reader.response())
+        assert time.monotonic() - started > timeout
+        # A partial request pipelined behind a long stream: its clock starts when the
+        # stream is done, so the stream is whole and the 408 follows.
+        sock.sendall(request(served.port, progress_call(3), session) + SLOW_START)
+        assert_streamed(reader.response())
+        data = reader.buffer + trickle(sock, time.monotonic() + timeout + MARGIN)
+    assert_timed_out(data, timeout)
+
+
+# -- (f): many at once ---------------------------------------------------------------------
+
+
+def test_two_hundred_slow_clients_are_all_cut_off(served: Running) -> None:
+    count = 200
+    socks = [connect(served.port) for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.sendall(SLOW_START)
+        deadline = time.monotonic() + HEADER_TIMEOUT + MARGIN + 1.0
+        waiting = set(socks)
+        answers: list[bytes] = []
+        while waiting and time.monotonic() < deadline:
+            readable, _, _ = select.select(list(waiting), [], [], DRIP)
+            for sock in readable:
+                answers.append(drain(sock))
+                waiting.discard(sock)
+            for sock in waiting - set(readable):
+                try:
+                    sock.sendall(b"a")
+                except (BrokenPipeError, ConnectionResetError):
+                    answers.append(drain(sock))
+                    waiting.discard(sock)
+        assert not waiting, f"{len(waiting)} of {count} slow clients were never cut off"
+        got_408 = sum(answer.startswith(b"HTTP/1.1 408 ") for answer in answers)
+        assert got_408 >= count * 0.9, f"only {got_408} of {count} got a 408"
+    finally:
+        for sock in socks:
+            sock.close()
+    assert_initialized(exchange(served.port, initialize()))
+
+
+# -- the module's surface ------------------------------------------------------------------
+
+
+def test_startup_announces_the_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    with running("auto", HEADER_TIMEOUT) as served:
+        pass
+    line = f"mcpgen: serving MCP at http://127.0.0.1:{served.port}/mcp\n"
+    assert capsys.readouterr().err == line
+
+
+def test_protocol_choice() -> None:
+    assert http_serve.protocol_class("h11") is http_serve.H11HeaderTimeout
+    assert http_serve.protocol_class("httptools") is http_serve.HttpToolsHeaderTimeout
+    assert http_serve.protocol_class("auto") is http_serve.HttpToolsHeaderTimeout  # installed
+    with pytest.raises(ValueError):
+        http_serve.protocol_class("zttp")  # type: ignore[arg-type]
+
+
+def test_serve_takes_the_servers_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve`` runs the app with the server's own limits unless given others."""
+    ran: list[http_serve.Config] = []
+
+    def run(self: http_serve.AnnouncingServer, sockets: Any = None) -> None:
+        assert isinstance(self.config, http_serve.Config)
+        ran.append(self.config)
+
+    monkeypatch.setattr(http_serve.AnnouncingServer, "run", run)
+    previous = fixtures.SERVER
+    try:
+        server = build_server()
+        own = Limits(header_timeout=3.0)
+        monkeypatch.setattr(server, "limits", own, raising=False)
+        http_serve.serve(server, port=0, http="h11", path="/other")
+        http_serve.serve(server, port=0, limits=Limits(header_timeout=4.0))
+    finally:
+        fixtures.SERVER = previous
+    assert [config.limits.header_timeout for config in ran] == [3.0, 4.0]
+    assert ran[0].http is http_serve.H11HeaderTimeout
+    assert getattr(ran[0].app, "path") == "/other"
+    assert ran[1].http is http_serve.protocol_class("auto")
+    assert ran[0].log_level == "warning"
