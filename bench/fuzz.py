@@ -1,0 +1,87 @@
+"""``python -m bench fuzz [--cases N] [--transport stdio|http|uvicorn|all] [--seed S]``.
+
+The long run of the fuzz suite (``tests/fuzzing.py``; ``tests/test_fuzz.py`` runs a bounded
+subset in CI): mutations of valid traffic of both eras against ``examples/everything`` over
+stdio and over HTTP (the ASGI app in process, and a real uvicorn on 127.0.0.1 with
+``--uvicorn-cases``). Prints, per transport, the cases run, crashes, hangs over 5 s, 5xx
+answers, answers that are not JSON-RPC, tracebacks the server logged, and cases per second;
+then every failure class with its smallest case (exact bytes and headers) and what the
+server did.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from tests.fuzz_report import KINDS, Tally
+from tests.fuzzing import run
+
+from . import BENCHMARKS
+from ._util import emit, load, load_note, note, table
+
+TRANSPORTS = ("stdio", "http", "uvicorn")
+
+
+def main(argv: Sequence[str]) -> dict[str, Any]:
+    p = argparse.ArgumentParser(prog="python -m bench fuzz", description=BENCHMARKS["fuzz"])
+    p.add_argument("--cases", type=int, default=20_000, help="cases per transport (20,000)")
+    p.add_argument(
+        "--transport",
+        choices=[*TRANSPORTS, "all"],
+        default="all",
+        help="http: the ASGI app in process, then --uvicorn-cases over a real uvicorn",
+    )
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument(
+        "--uvicorn-cases",
+        type=int,
+        default=1_000,
+        help="cases over a real uvicorn with --transport http or all (1,000)",
+    )
+    p.add_argument("--budget", type=float, default=None, help="seconds per transport at most")
+    args = p.parse_args(list(argv))
+    start = load()
+    chosen = {"all": TRANSPORTS, "http": ("http", "uvicorn")}.get(args.transport, (args.transport,))
+    tallies: list[Tally] = []
+    for transport in chosen:
+        # real HTTP is slower: a smaller count unless it is the only transport asked for
+        count = args.cases if transport == args.transport else args.uvicorn_cases
+        count = args.cases if transport != "uvicorn" else count
+        note(f"fuzzing {transport}: {count} cases, seed {args.seed}")
+        tally = run(transport, count, args.seed, args.budget)
+        print(tally.details(), flush=True)
+        tallies.append(tally)
+    rows = [
+        [
+            t.transport,
+            t.cases,
+            round(t.seconds, 1),
+            round(t.cases / t.seconds if t.seconds else 0),
+            *(t.counts[k] for k in KINDS),
+        ]
+        for t in tallies
+    ]
+    print()
+    print(table(["transport", "cases", "s", "cases/s", *KINDS], rows))
+    failures = sum(t.failures for t in tallies)
+    note(f"{failures} failures in {sum(t.cases for t in tallies)} cases")
+    loads = load_note(start)
+    return emit(
+        "fuzz",
+        {
+            "seed": args.seed,
+            "failures": failures,
+            "transports": {
+                t.transport: {
+                    "cases": t.cases,
+                    "seconds": round(t.seconds, 2),
+                    **{k: t.counts[k] for k in KINDS},
+                    "classes": sorted(f"{f.kind}: {f.signature}" for f in t.classes.values()),
+                }
+                for t in tallies
+            },
+            "load": loads,
+        },
+    )
