@@ -46,6 +46,7 @@ from .events import (
 )
 from .jsonrpc import RequestId
 from .limits import DEFAULT, Limits
+from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
     MethodSpec,
     VersionInfo,
@@ -129,6 +130,8 @@ class _Pending(msgspec.Struct):
     #: Result type in the peer's version and in the application's.
     peer_result: Any
     result: Any
+    #: Turns the answer back into what the application asked for (see ``runtime.wire``).
+    restore: Restore | None = None
 
 
 _MODERN_400 = frozenset(
@@ -183,9 +186,12 @@ class Connection:
         instructions: str | None = None,
         state_key: bytes | None = None,
         limits: Limits = DEFAULT,
+        cache: CachePolicy | None = None,
     ) -> None:
         self.role = role
         self.limits = limits
+        #: Makes what this side sends valid at the peer's version.
+        self.wire = Wire(local, cache)
         self.versions = versions
         self.local = local
         self.info = info
@@ -405,12 +411,13 @@ class Connection:
         }
 
     def _discover(self, version: VersionInfo) -> dict[str, Any]:
+        hint = self.wire.cache.hint("server/discover")
         result: dict[str, Any] = {
             "resultType": "complete",
             "supportedVersions": list(self.versions.of_era("modern")),
             "capabilities": self.capabilities_for(version),
-            "ttlMs": 0,
-            "cacheScope": "public",
+            "ttlMs": hint.ttl_ms,
+            "cacheScope": hint.scope,
             "_meta": {modern.SERVER_INFO: self.info_for(version)},
         }
         if self.instructions is not None:
@@ -481,7 +488,19 @@ class Connection:
         per-request ``_meta``)."""
         if version is self.local or spec.params is None or local.params is None:
             return self._decode_params(raw, local, self.local)
-        plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
+        try:
+            plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
+        except McpError:
+            # Params the peer's version does not allow but the application's does (a peer
+            # using a newer form) are accepted: being liberal loses the peer nothing.
+            try:
+                value = self._decode_params(raw, local, self.local)
+            except McpError:
+                pass
+            else:
+                log.debug("accepted %s params valid only in %s", spec.name, self.local.version)
+                return value
+            raise
         if (
             self.role == "server"
             and self.local.rules.stateless
@@ -504,26 +523,6 @@ class Connection:
             "io.modelcontextprotocol/clientCapabilities": self.peer_capabilities,
             "io.modelcontextprotocol/clientInfo": self.peer_info,
         }
-
-    def _outgoing(self, value: Any, peer_type: Any, version: VersionInfo | None) -> Any:
-        """A value of the application's types re-shaped for the peer's version (fields that
-        version does not know are dropped); unchanged when the versions agree."""
-        if version is None or version is self.local or peer_type is None or value is None:
-            return value
-        plain = msgspec.to_builtins(value)
-        key = self.local.rules.result_type_key
-        if key and key != version.rules.result_type_key and isinstance(plain, dict):
-            plain.pop(key, None)
-        try:
-            return version.binding.types.convert(plain, peer_type)
-        except msgspec.ValidationError as exc:
-            log.warning(
-                "cannot express %s in protocol %s (%s); sending it as is",
-                type(value).__name__,
-                version.version,
-                exc,
-            )
-            return value
 
     def _decode_params(
         self, raw: msgspec.Raw | None, spec: MethodSpec, version: VersionInfo
@@ -630,14 +629,7 @@ class Connection:
             if asked is not None and asked.resultType == "input_required":
                 return [Answer(m.id, InputRequiredAnswer(asked.inputRequests, asked.requestState))]
         try:
-            if version is None or version is self.local or pending.peer_result is None:
-                value = self.local.binding.types.decode(m.result, pending.result)
-            else:
-                peer_value = version.binding.types.decode(m.result, pending.peer_result)
-                value = self.local.binding.types.convert(
-                    msgspec.to_builtins(peer_value), pending.result
-                )
-            return [Answer(m.id, value)]
+            return [Answer(m.id, self._answer(m.result, pending, version))]
         except msgspec.ValidationError as exc:
             error = _validation_error(exc, "result")
             return [
@@ -650,6 +642,25 @@ class Connection:
                     ),
                 )
             ]
+
+    def _answer(self, raw: msgspec.Raw, pending: _Pending, version: VersionInfo | None) -> Any:
+        """An answer to our request as the application's type: validated at the peer's
+        version (or, failing that, at the application's: a peer answering in a newer form
+        loses nothing), then restored to what the application asked for."""
+        types = self.local.binding.types
+        same = version is None or version is self.local or pending.peer_result is None
+        if same and pending.restore is None:
+            return types.decode(raw, pending.result)
+        try:
+            if same:
+                raise msgspec.ValidationError("checked at the application's version below")
+            assert version is not None
+            plain = msgspec.to_builtins(version.binding.types.decode(raw, pending.peer_result))
+        except msgspec.ValidationError:
+            plain = msgspec.to_builtins(types.decode(raw, pending.result))
+        if pending.restore is not None:
+            plain = pending.restore(plain)
+        return types.convert(plain, pending.result)
 
     # -- client handshake ---------------------------------------------------------------------
 
@@ -722,10 +733,11 @@ class Connection:
                 {"requiredCapabilities": required} if self.role == "server" else UNSET,
             )
         local = self.local.types_of(self.role, method) or spec
-        request_id = self._new_id()
-        self._pending[request_id] = _Pending(method, spec.result, local.result)
+        restore = None
         if params is not UNSET:
-            params = self._outgoing(params, spec.params, version)
+            params, restore = self.wire.request(method, params, spec.params, version)
+        request_id = self._new_id()
+        self._pending[request_id] = _Pending(method, spec.result, local.result, restore)
         if self.role == "client" and version.rules.stateless:
             params = self.stamp(params, version)
         if progress_token is not None:
@@ -766,9 +778,9 @@ class Connection:
         """Frame the answer to ``method``, re-shaped for the peer's version (the session's,
         or ``version`` for a modern request)."""
         version = version or self.version
-        if method is not None and version is not None and version is not self.local:
+        if method is not None and version is not None:
             spec = version.spec(self.peer, method)
-            result = self._outgoing(result, spec.result if spec else None, version)
+            result = self.wire.result(result, method, version, spec.result if spec else None)
         return jsonrpc.encode_result(request_id, result)
 
     def error(

@@ -14,6 +14,7 @@ from .errors import METHOD_NOT_FOUND, McpError
 from .limits import DEFAULT, Limits
 from .negotiation import Versions
 from .session import RequestScope, Session, Transport
+from .wire import CachePolicy
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
 
 log = logging.getLogger("mcpgen.runtime")
@@ -83,6 +84,8 @@ class Server:
     ``"prompts"``, ``"resources"``); ``logging`` advertises log messages. ``state_key``
     signs the ``requestState`` of multi-round requests: workers serving the same clients
     must share it (default: ``$MCPGEN_STATE_KEY`` as hex, else a random key per process).
+    ``limits`` bound what clients can make it hold (``runtime.limits.Limits``); ``cache``
+    gives 2026-07-28 results the caching hints their handlers left out.
     """
 
     def __init__(
@@ -99,10 +102,14 @@ class Server:
         capabilities: Mapping[str, Any] | None = None,
         state_key: bytes | None = None,
         limits: Limits | None = None,
+        cache: CachePolicy | None = None,
     ) -> None:
         self.handlers = handlers
         #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
         self.limits = limits or DEFAULT
+        #: Caching hints of results whose handler set none (2026-07-28 ``ttlMs``,
+        #: ``cacheScope``; see ``runtime.wire.CachePolicy``).
+        self.cache = cache or CachePolicy()
         env_key = os.environ.get("MCPGEN_STATE_KEY")
         self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
         binding = type(handlers).__binding__
@@ -142,6 +149,7 @@ class Server:
             instructions=self.instructions,
             state_key=self.state_key,
             limits=self.limits,
+            cache=self.cache,
         )
 
     async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
