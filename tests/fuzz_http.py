@@ -77,6 +77,7 @@ class Reply:
         self.events: list[bytes] = []
         self.answered = self.ended = False
         self.error: str | None = None  # the app raised (its traceback)
+        self.cause: str | None = None  # the traceback a real server logged with its 500
         self.timeout: str | None = None
         self.misuse: str | None = None
         self.done = asyncio.Event()
@@ -161,7 +162,9 @@ def judge(tally: Tally, case: Case, reply: Reply, method: str, session: str) -> 
     if reply.status is None:
         return
     if status >= 500:
-        tally.fail("5xx", f"{status} {ctype or 'no content-type'} [{where}]", case, shown)
+        why = f" ({traceback_signature(reply.cause)})" if reply.cause else ""
+        detail = shown + ("\n" + reply.cause[-1200:] if reply.cause else "")
+        tally.fail("5xx", f"{status} {ctype or 'no content-type'}{why} [{where}]", case, detail)
     elif status >= 400:
         if case.method == "HEAD":
             return
@@ -267,6 +270,15 @@ class Captured(logging.Handler):
             )
             self.records.append((CURRENT.get() or self.fallback, text))
 
+    def take_asgi(self, case: Case) -> str | None:
+        """The traceback of the server's "Exception in ASGI application" during ``case``
+        (it explains a 500, which is charged as such, not as a logged traceback)."""
+        for index, (owner, text) in enumerate(self.records):
+            if owner is case and text.startswith("Exception in ASGI application"):
+                del self.records[index]
+                return text
+        return None
+
     def charge(self, tally: Tally) -> None:
         for case, text in self.records:
             tally.fail("traceback", traceback_signature(text), case or _UNKNOWN, text[-1200:])
@@ -348,6 +360,7 @@ class Worker:
             if reply.misuse and reply.misuse.startswith("unsendable"):
                 self.tally.counts["unsendable"] += 1
                 continue
+            reply.cause = self.captured.take_asgi(case) if reply.status == 500 else None
             session = f"legacy session at {self.version}" if case.era == "legacy" else case.era
             judge(self.tally, case, reply, readable[1][:40] if readable else "-", session)
             if reply.status == 404 and (b"mcp-session-id", self.session) in headers:

@@ -20,7 +20,7 @@ KINDS = ("crash", "hang", "5xx", "bad answer", "traceback")
 
 
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
-_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Group)?)(?::|$)")
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Iteration|Group))(?::|$)")
 
 
 def traceback_signature(text: str) -> str:

@@ -58,13 +58,12 @@ def run(cases: Iterable[Case], budget: float | None = None) -> Tally:
     """The cases one at a time against uvicorn serving a fresh app on an ephemeral port."""
     tally = Tally("http (uvicorn on 127.0.0.1)")
     captured = Captured()
-    for name in ("", "uvicorn.error"):
-        logging.getLogger(name).addHandler(captured)
+    logging.getLogger().addHandler(captured)  # uvicorn's own loggers propagate to it
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        make_app(), log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+        make_app(), log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -94,7 +93,6 @@ def run(cases: Iterable[Case], budget: float | None = None) -> Tally:
         server.should_exit = True
         thread.join(10)
         sock.close()
-        for name in ("", "uvicorn.error"):
-            logging.getLogger(name).removeHandler(captured)
+        logging.getLogger().removeHandler(captured)
     captured.charge(tally)
     return tally.finish()
