@@ -13,6 +13,8 @@ protocol classes here add that bound for both of uvicorn's HTTP/1.1 implementati
 * a connection that sends nothing at all after connecting is idle, and closed by uvicorn's
   own keep-alive timer (uvicorn arms that timer only after a response, so a silent new
   connection would otherwise be held forever);
+* a request the server cannot parse at all (an unknown method, a malformed line) gets
+  uvicorn's ``400`` with a JSON-RPC error body instead of plain text;
 * nothing else changes: once a request's headers are in, the app owns the request (the
   body timeout and long SSE streams are the app's business), and an idle keep-alive
   connection is left to ``timeout_keep_alive``.
@@ -69,20 +71,17 @@ def _limits_of(config: uvicorn.Config) -> Limits:
     return config.limits if isinstance(config, Config) else _limits.DEFAULT
 
 
-def timeout_response(seconds: float, default_headers: list[tuple[bytes, bytes]]) -> bytes:
-    """The bytes of the 408 that ends a connection whose headers came too slowly.
-
-    Written raw, since no request exists yet for the server's HTTP machinery to answer.
-    The body is a JSON-RPC error like every other rejection of the MCP endpoint.
-    """
-    error = {
-        "code": INVALID_REQUEST,
-        "message": f"Request Timeout: headers not received within {seconds:g} s",
-    }
+def raw_response(
+    status: int, reason: str, message: str, default_headers: list[tuple[bytes, bytes]]
+) -> bytes:
+    """A whole response whose body is a JSON-RPC error (id null) saying ``message``, then
+    the connection's end. Written raw, where there is no request for the server's HTTP
+    machinery to answer; its body is like every other rejection of the MCP endpoint."""
+    error = {"code": INVALID_REQUEST, "message": message}
     body = json.dumps(
         {"jsonrpc": "2.0", "id": None, "error": error}, separators=(",", ":")
     ).encode()
-    lines = [b"HTTP/1.1 408 Request Timeout"]
+    lines = [b"HTTP/1.1 %d %s" % (status, reason.encode())]
     lines += [name + b": " + value for name, value in default_headers]
     lines += [
         b"content-type: application/json",
@@ -90,6 +89,20 @@ def timeout_response(seconds: float, default_headers: list[tuple[bytes, bytes]])
         b"connection: close",
     ]
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def timeout_response(seconds: float, default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The 408 that ends a connection whose headers came too slowly."""
+    message = f"Request Timeout: headers not received within {seconds:g} s"
+    return raw_response(408, "Request Timeout", message, default_headers)
+
+
+def _refuse_unparsable(protocol: H11Protocol | HttpToolsProtocol, message: str) -> None:
+    """uvicorn's answer to bytes that are not an HTTP request it can parse (an unknown
+    method, a malformed request line or header), with a JSON-RPC body instead of text."""
+    headers = protocol.server_state.default_headers
+    protocol.transport.write(raw_response(400, "Bad Request", f"Bad Request: {message}", headers))
+    protocol.transport.close()
 
 
 class HeaderDeadline:
@@ -175,6 +188,9 @@ class H11HeaderTimeout(H11Protocol):
         super().on_response_complete()
         self._watch_headers()
 
+    def send_400_response(self, msg: str) -> None:
+        _refuse_unparsable(self, msg)
+
     def _watch_headers(self) -> None:
         conn = self.conn
         if conn.their_state is h11.IDLE and conn.our_state is h11.IDLE and conn.trailing_data[0]:
@@ -230,6 +246,9 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
             # The next request may already be buffered (pipelined): its clock starts now.
             super().on_response_complete()
             self._watch_headers()
+
+        def send_400_response(self, msg: str) -> None:
+            _refuse_unparsable(self, msg)
 
         def _watch_headers(self) -> None:
             cycle = self.cycle
@@ -335,5 +354,6 @@ __all__ = [
     "config",
     "protocol_class",
     "serve",
+    "raw_response",
     "timeout_response",
 ]

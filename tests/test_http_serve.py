@@ -213,6 +213,27 @@ def assert_initialized(response: Response) -> None:
     assert response.json()["result"]["protocolVersion"] == LEGACY
 
 
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"FOO /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"\x16\x03\x01\x00\xa5\x01\x00",
+        b"GET / HTTP/9\r\n\r\n",
+    ],
+    ids=["unknown-method", "tls-hello", "bad-version"],
+)
+def test_unparsable_requests_get_400_with_a_json_rpc_body(served: Running, garbage: bytes) -> None:
+    with connect(served.port) as sock:
+        sock.sendall(garbage)
+        data = drain(sock)
+    head, _, body = data.partition(b"\r\n\r\n")
+    # httptools cannot parse an unknown method (400); h11 can, and the app refuses it (405)
+    assert head.startswith((b"HTTP/1.1 400 ", b"HTTP/1.1 405 ")), data
+    assert b"content-type: application/json" in head.lower()
+    assert json.loads(body)["error"]["code"] == -32600
+    assert_initialized(exchange(served.port, initialize()))
+
+
 # -- (a), (b): one slow client, then a normal one -----------------------------------------
 
 
