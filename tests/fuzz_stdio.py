@@ -71,6 +71,7 @@ class Proc:
         self.err_seen = 0  # how much of ``err`` earlier cases took
         self.eof = False
         self.broken = False
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         if self.broken:
@@ -135,7 +136,8 @@ class Proc:
 
     def new_stderr(self) -> str:
         """What the child wrote to stderr since the last call (read without waiting)."""
-        self._pump(0)
+        if not self.closed:
+            self._pump(0)
         text = self.err[self.err_seen :].decode("utf-8", "replace")
         self.err_seen = len(self.err)
         if len(self.err) > 1 << 20:  # keep a tail for crash reports
@@ -161,12 +163,17 @@ class Proc:
             self.proc.stdin.close()
         except OSError:
             pass
-        try:
-            code = self.proc.wait(DEADLINE)
-        except subprocess.TimeoutExpired:
-            code = None
+        deadline = time.monotonic() + DEADLINE
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self._pump(0.05)  # keep reading: a child blocked on a full pipe cannot exit
+        code = self.proc.poll()
+        if code is None:
             self.proc.kill()
             self.proc.wait(DEADLINE)
+        deadline = time.monotonic() + 1
+        while self.sel.get_map() and time.monotonic() < deadline:
+            self._pump(0.05)  # what it wrote last (a traceback logged at exit)
+        self.closed = True
         for stream in (self.proc.stdout, self.proc.stderr):
             assert stream is not None
             stream.close()
@@ -182,6 +189,7 @@ class Runner:
     def __init__(self, tally: Tally) -> None:
         self.tally = tally
         self.procs: dict[str, Proc] = {}
+        self.last: dict[str, Case] = {}
         self.spawned = 0
 
     def proc(self, era: str) -> Proc:
@@ -202,11 +210,18 @@ class Runner:
             proc.write(_frame(notification("notifications/initialized")) + b"\n")
         return proc
 
-    def retire(self, era: str, kill: bool = False) -> int | None:
+    def retire(self, era: str, kill: bool = False, crashed: bool = False) -> int | None:
+        """Close the era's process; tracebacks it logged since its last case are that
+        case's (a task that failed is often only reported when it is collected)."""
         proc = self.procs.pop(era)
         if kill:
             proc.proc.kill()
-        return proc.close()
+        code = proc.close()
+        last = self.last.get(era)
+        if not crashed and last is not None:
+            for text in _tracebacks(proc.new_stderr()):
+                self.tally.fail("traceback", traceback_signature(text), last, _last_lines(text))
+        return code
 
     def sentinel(self, case: Case) -> tuple[str, bytes]:
         ident = f"live-{case.index}"
@@ -220,6 +235,7 @@ class Runner:
 
     def run_case(self, case: Case) -> None:
         proc = self.proc(case.era)
+        self.last[case.era] = case
         expected: Counter[str] = Counter()
         methods: dict[str, str] = {}
         for frame in case.frames:
@@ -285,7 +301,7 @@ class Runner:
     ) -> None:
         if dead or proc.broken:
             tail = proc.stderr_tail()
-            code = self.retire(case.era)
+            code = self.retire(case.era, crashed=True)
             where = traceback_signature(tail) if "Traceback" in tail else f"exit status {code}"
             self.tally.fail("crash", where, case, f"exit {code}; stderr:\n" + _last_lines(tail))
             return

@@ -1,7 +1,8 @@
-"""The real-HTTP driver of the fuzz suite: uvicorn serving the everything server's ASGI app
-on an ephemeral port of 127.0.0.1 (in a thread, always stopped), driven by httpx one case at
-a time with the same sessions, oracles and log capture as the in-process driver. A request
-httpx refuses to send (a header value no HTTP/1.1 peer may write) is counted, not judged.
+"""The real-HTTP driver of the fuzz suite: uvicorn, configured as ``mcpgen`` serves
+(``runtime/http_serve.py``), serving the everything server's ASGI app on an ephemeral port
+of 127.0.0.1 (in a thread, always stopped), driven by httpx one case at a time with the
+same sessions, oracles and log capture as the in-process driver. A request httpx refuses
+to send (a header value no HTTP/1.1 peer may write) is counted, not judged.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import httpx
 import uvicorn
@@ -54,6 +56,18 @@ def client_exchange(client: httpx.AsyncClient, port: int) -> Exchange:
     return exchange
 
 
+def _config(app: Any) -> uvicorn.Config:
+    """The settings ``mcpgen`` serves with (its hardened protocol classes), when it has them.
+    uvicorn leaves logging alone, so its loggers reach the capture."""
+    try:
+        from mcpgen.runtime import http_serve
+    except ImportError:  # a runtime older than its own serve: plain uvicorn
+        return uvicorn.Config(
+            app, log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+        )
+    return http_serve.config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=2)
+
+
 def run(cases: Iterable[Case], budget: float | None = None) -> Tally:
     """The cases one at a time against uvicorn serving a fresh app on an ephemeral port."""
     tally = Tally("http (uvicorn on 127.0.0.1)")
@@ -62,10 +76,7 @@ def run(cases: Iterable[Case], budget: float | None = None) -> Tally:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        make_app(), log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(_config(make_app()))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     started = time.monotonic()
 
