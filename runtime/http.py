@@ -178,7 +178,7 @@ class McpHttpApp:
             if event is not None:
                 await self._serve_inline([event], event.id, receive, send)
                 return
-        parsed = jsonrpc.parse(body, limits.max_depth)
+        parsed = jsonrpc.parse(body, limits.max_depth, limits.max_batch)
         messages = parsed[0]
         if session_id is not None:
             await self._in_session(session_id, headers, parsed, receive, send)

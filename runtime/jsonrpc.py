@@ -146,7 +146,9 @@ def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid |
     return None
 
 
-def parse(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Parsed:
+def parse(
+    frame: bytes | str, max_depth: int = DEFAULT.max_depth, max_batch: int = DEFAULT.max_batch
+) -> Parsed:
     """Decode one frame; returns the messages and whether the frame was a batch.
 
     Never raises: whatever the bytes, the answer is messages, :class:`Invalid` ones
@@ -165,6 +167,9 @@ def parse(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Parsed:
         return [_classify(decoded)], False
     if not decoded:
         return [Invalid(None, INVALID_REQUEST, "Invalid request: empty batch")], False
+    if len(decoded) > max_batch:
+        message = f"Invalid request: a batch of {len(decoded)} messages (the limit is {max_batch})"
+        return [Invalid(None, INVALID_REQUEST, message)], False
     out: list[Message] = []
     for raw in decoded:
         try:

@@ -26,6 +26,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: Deepest nesting of JSON arrays and objects in a message. Deeper input is refused
     #: with -32600 before anything decodes it (HTTP: 400).
     max_depth: int = 64
+    #: Messages in one JSON-RPC batch (2025-03-26 has batches). A longer batch is refused
+    #: as a whole with one -32600 (HTTP: 400) instead of one answer per element.
+    max_batch: int = 64
     #: Requests of one connection (a stdio peer, a legacy HTTP session) whose handlers run
     #: at once. Beyond it the reader waits (backpressure: nothing more is read, so nothing
     #: more is held); while a handler waits on the peer, excess requests are refused with

@@ -279,7 +279,7 @@ class Session:
 
     async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
         """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
-        await self.feed_parsed(parse(frame, self.conn.limits.max_depth), http)
+        await self.feed_parsed(parse(frame, self.conn.limits.max_depth, self.conn.limits.max_batch), http)
 
     async def feed_parsed(self, parsed: Parsed, http: HttpHeaders | None = None) -> None:
         """:meth:`feed` for a frame already split by :func:`jsonrpc.parse`."""

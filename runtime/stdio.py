@@ -148,13 +148,10 @@ def request_id(head: bytes) -> RequestId | None:
             value = _ID_VALUE.match(head, match.end())
             if value is None:
                 return None
-            text = value.group(1)
-            if text.startswith(b'"'):
-                try:
-                    return msgspec.json.decode(text, type=str)
-                except msgspec.MsgspecError:
-                    return None
-            return int(text)
+            try:  # a malformed id (invalid UTF-8, an integer too long to convert): none
+                return msgspec.json.decode(value.group(1), type=RequestId)
+            except (msgspec.MsgspecError, ValueError):  # UnicodeDecodeError is a ValueError
+                return None
         previous = token
     return None
 

@@ -386,6 +386,8 @@ def test_garbage_then_a_valid_request(
         (b'{"a":"\\"id\\":3"', None),  # inside a string
         (b"\xff\xfe\x00", None),
         (b"", None),
+        (b'{"jsonrpc":"2.0","id":"\xc3","method":"ping"', None),  # invalid UTF-8 (fuzz)
+        (b'{"id":' + b"9" * 5000 + b',"x":1', None),  # more digits than int() converts
     ],
 )
 def test_request_id_of_a_message_start(head: bytes, expected: Any) -> None:
