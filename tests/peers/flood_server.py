@@ -1,0 +1,82 @@
+"""The everything server with limits of a test's choosing, for the flood tests.
+
+Run from the repository root::
+
+    python -m tests.peers.flood_server --transport stdio --limit max_in_flight=16
+    python -m tests.peers.flood_server --transport http --limit max_sessions=200
+
+Each ``--limit name=value`` sets one field of ``runtime.limits.Limits`` (the rest keep
+their defaults). Over HTTP it runs ``runtime.http_serve.serve`` (uvicorn with the header
+timeout) on 127.0.0.1 and an ephemeral port, announced on stderr as
+``mcpgen: serving MCP at http://127.0.0.1:<port>/mcp``.
+
+Besides the everything tools, ``chatter`` [count, size] reports ``count`` progress
+notifications (when the request asked for progress), each with a message of ``size``
+characters, then answers: one long SSE stream on demand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from mcpgen.generated.v2026_07_28 import server as s
+from mcpgen.generated.v2026_07_28 import types as t
+from mcpgen.runtime import Server
+from mcpgen.runtime.http_serve import serve
+from mcpgen.runtime.limits import DEFAULT, Limits
+
+from examples.everything import server as fixtures
+from examples.everything.server import Everything
+
+
+class Flood(Everything):
+    """The everything handlers plus ``chatter``."""
+
+    async def call_tool(
+        self, params: t.CallToolRequestParams, ctx: s.Context
+    ) -> t.InputRequiredResultOrCallToolResult:
+        if params.name != "chatter":
+            return await super().call_tool(params, ctx)
+        arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
+        count = int(arguments.get("count", 10))
+        padding = "x" * int(arguments.get("size", 100))
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, padding)
+        return t.CallToolResult(content=[t.TextContent(text=f"chattered {count} times")])
+
+
+def parse_limits(settings: list[str]) -> Limits:
+    changes: dict[str, float] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in Limits.__struct_fields__:
+            raise SystemExit(f"unknown limit {name!r}")
+        changes[name] = float(value) if "." in value else int(value)
+    return DEFAULT.but(**changes)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.peers.flood_server")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--limit", action="append", default=[], help="name=value")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    limits = parse_limits(args.limit)
+    fixtures.SERVER = server = Server(
+        Flood(),
+        name="mcpgen-flood",
+        version="0.1.0",
+        list_changed=("tools", "prompts", "resources"),
+        limits=limits,
+    )
+    if args.transport == "stdio":
+        server.run_stdio()
+    else:
+        serve(server, "127.0.0.1", 0, limits=limits, http="httptools")
+
+
+if __name__ == "__main__":
+    main()
