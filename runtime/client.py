@@ -31,6 +31,7 @@ from .errors import (
     McpError,
     NegotiationError,
 )
+from .limits import CLIENT, Limits
 from .negotiation import Versions
 from .server import derive_capabilities, implemented
 from .session import ProgressCallback, RequestScope, Session, Transport
@@ -59,7 +60,8 @@ class ClientSession:
     """One connection to a server, as the generated ``Client`` uses it (``Requester``).
 
     ``binding`` is the version the application is typed against (``Client.__binding__``);
-    ``versions`` the versions it offers (default: every generated dated version).
+    ``versions`` the versions it offers (default: every generated dated version);
+    ``limits`` bound what the server can make it hold (``runtime.limits.CLIENT``).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class ClientSession:
         capabilities: Mapping[str, Any] | None = None,
         request_timeout: float | None = 60.0,
         max_input_rounds: int = 8,
+        limits: Limits = CLIENT,
     ) -> None:
         self.binding = binding
         self.handlers = handlers
@@ -89,6 +92,7 @@ class ClientSession:
             local=self.local,
             info={"name": name, "version": version},
             capabilities=caps,
+            limits=limits,
         )
         self.request_timeout = request_timeout
         self.max_input_rounds = max_input_rounds
@@ -380,7 +384,10 @@ async def stdio_client(
     """
     from .stdio import StdioProcess
 
-    process = await StdioProcess.spawn(command, args, env=env, cwd=cwd, stderr=stderr)
+    limits = options.get("limits", CLIENT)
+    process = await StdioProcess.spawn(
+        command, args, env=env, cwd=cwd, stderr=stderr, limits=limits
+    )
     key = " ".join([command, *args])
     async with _connected(client_class, process, handlers, mode, options, key) as client:
         yield client
