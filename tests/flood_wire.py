@@ -127,15 +127,13 @@ def message(request_id: Any, method: str, params: Any = None) -> bytes:
     return json.dumps(frame, separators=(",", ":")).encode()
 
 
-INITIALIZE = message(
-    1,
-    "initialize",
-    {
-        "protocolVersion": LEGACY,
-        "capabilities": {},
-        "clientInfo": {"name": "flood", "version": "1.0"},
-    },
-)
+def initialize(version: str = LEGACY) -> bytes:
+    client = {"name": "flood", "version": "1.0"}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    return message(1, "initialize", params)
+
+
+INITIALIZE = initialize()
 INITIALIZED = message(None, "notifications/initialized")
 
 
@@ -188,12 +186,12 @@ class Lines:
         return [json.loads(line) for line in lines]
 
 
-def stdio_session(server: ServerProcess) -> Lines:
+def stdio_session(server: ServerProcess, version: str = LEGACY) -> Lines:
     assert server.proc.stdin is not None
-    server.proc.stdin.write(INITIALIZE + b"\n" + INITIALIZED + b"\n")
+    server.proc.stdin.write(initialize(version) + b"\n" + INITIALIZED + b"\n")
     server.proc.stdin.flush()
     lines = Lines(server)
-    assert "result" in lines.read(1)[0]
+    assert lines.read(1)[0]["result"]["protocolVersion"] == version
     return lines
 
 
@@ -406,6 +404,15 @@ def works(port: int, session: str) -> None:
         assert tool_text(answer.json()) == SIMPLE_TEXT
     finally:
         wire.close()
+
+
+def open_get(port: int, session: str) -> Wire:
+    """A standalone GET stream of ``session``, its headers read."""
+    wire = Wire(port)
+    wire.send(get(session))
+    response = wire.head()
+    assert response.status == 200 and response.headers["content-type"] == "text/event-stream"
+    return wire
 
 
 def once(port: int, request: bytes) -> Response:
