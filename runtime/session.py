@@ -279,7 +279,9 @@ class Session:
 
     async def feed(self, frame: bytes, http: HttpHeaders | None = None) -> None:
         """Act on one incoming frame (the transport's read loop, or an HTTP request)."""
-        await self.feed_parsed(parse(frame, self.conn.limits.max_depth, self.conn.limits.max_batch), http)
+        await self.feed_parsed(
+            parse(frame, self.conn.limits.max_depth, self.conn.limits.max_batch), http
+        )
 
     async def feed_parsed(self, parsed: Parsed, http: HttpHeaders | None = None) -> None:
         """:meth:`feed` for a frame already split by :func:`jsonrpc.parse`."""
@@ -373,9 +375,16 @@ class Session:
         task.add_done_callback(self._background.discard)
 
     async def _serve(self, event: c.IncomingRequest, scope: RequestScope) -> None:
-        answer = await self.answer(event, scope)
-        if answer is not None:
-            await self._send(answer[0], event.batch, event.id, final=True, status=answer[1])
+        """Answer a request in a task of its own. It counts as in flight until its answer
+        is written: a peer that stops reading holds the reader back, not just the handlers.
+        """
+        try:
+            answer = await self.answer(event, scope)
+            if answer is not None:
+                await self._send(answer[0], event.batch, event.id, final=True, status=answer[1])
+        finally:
+            self._handlers.pop(event.id, None)
+            self._made_room()
 
     async def answer(
         self, event: c.IncomingRequest, scope: RequestScope
@@ -397,7 +406,6 @@ class Session:
                 status = http_status(exc.code) if version is not None else None
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
-                self._handlers.pop(event.id, None)
                 if event.batch is not None:
                     await self._batch_skip(event.batch)
                 return None
@@ -406,9 +414,6 @@ class Session:
             log.exception("handler for %s failed", event.spec.name)
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
             status = None
-        finally:
-            self._handlers.pop(event.id, None)
-            self._made_room()
         return None if scope.cancelled else (frame, status)
 
     async def _batch_skip(self, batch: int) -> None:
