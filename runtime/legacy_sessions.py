@@ -112,9 +112,15 @@ class SessionTable:
         """The session, marked as used now; None when unknown, ended or expired."""
         self.expire()
         legacy = self._by_id.get(session_id)
-        if legacy is not None:
-            legacy.last_seen = time.monotonic()
-            self._by_id.move_to_end(session_id)
+        if legacy is None:
+            return None
+        now = time.monotonic()
+        if now - legacy.last_seen > self.limits.session_idle_timeout and not legacy.present:
+            del self._by_id[session_id]  # expired, though not yet among the oldest looked at
+            legacy.end()
+            return None
+        legacy.last_seen = now
+        self._by_id.move_to_end(session_id)
         return legacy
 
     def has_room(self) -> bool:
