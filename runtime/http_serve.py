@@ -15,6 +15,9 @@ protocol classes here add that bound for both of uvicorn's HTTP/1.1 implementati
   connection would otherwise be held forever);
 * a request the server cannot parse at all (an unknown method, a malformed line) gets
   uvicorn's ``400`` with a JSON-RPC error body instead of plain text;
+* pipelined requests are read only as fast as they are answered (uvicorn's httptools
+  protocol reads on after every response, queueing what a client sends without bound),
+  and a connection reset by the client is released at once, not after the keep-alive;
 * nothing else changes: once a request's headers are in, the app owns the request (the
   body timeout and long SSE streams are the app's business), and an idle keep-alive
   connection is left to ``timeout_keep_alive``.
@@ -178,6 +181,7 @@ class H11HeaderTimeout(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.header_deadline.stop()
         super().connection_lost(exc)
+        self._unset_keepalive_if_required()  # uvicorn keeps it for a reset connection
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -228,6 +232,7 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
         def connection_lost(self, exc: Exception | None) -> None:
             self.header_deadline.stop()
             super().connection_lost(exc)
+            self._unset_keepalive_if_required()  # uvicorn keeps it for a reset connection
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -245,6 +250,11 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
         def on_response_complete(self) -> None:
             # The next request may already be buffered (pipelined): its clock starts now.
             super().on_response_complete()
+            if self.pipeline and not self.transport.is_closing():
+                # uvicorn resumes reading after every response, so a client pipelining
+                # requests faster than they are answered grows the queue without bound;
+                # reading resumes once the queued requests have been answered.
+                self.flow.pause_reading()
             self._watch_headers()
 
         def send_400_response(self, msg: str) -> None:
