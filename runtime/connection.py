@@ -230,7 +230,9 @@ class Connection:
     def receive(self, frame: bytes | str, http: modern.HttpHeaders | None = None) -> list[Event]:
         """Everything one incoming frame (a line, an HTTP body) asks of this side;
         ``http`` carries the MCP headers when the frame came in an HTTP request."""
-        return self.receive_parsed(jsonrpc.parse(frame, self.limits.max_depth, self.limits.max_batch), http)
+        return self.receive_parsed(
+            jsonrpc.parse(frame, self.limits.max_depth, self.limits.max_batch), http
+        )
 
     def receive_parsed(
         self, parsed: jsonrpc.Parsed, http: modern.HttpHeaders | None = None

@@ -125,6 +125,27 @@ def depth(frame: bytes) -> int:
     return max(accumulate(array("b", shape)), default=0)
 
 
+_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
+
+
+def elements(frame: bytes, limit: int) -> int:
+    """How many elements the (non-empty) top-level array ``frame`` holds, counted up to
+    ``limit + 1``: enough to tell a batch over the limit before decoding it into that many
+    objects."""
+    shape = _STRING.sub(b"", frame).translate(None, _STRUCTURE)
+    count, depth = 1, 0
+    for byte in shape:
+        if byte in b"[{":
+            depth += 1
+        elif byte in b"]}":
+            depth -= 1
+        elif depth == 1:  # a comma between two elements
+            count += 1
+            if count > limit:
+                break
+    return count
+
+
 def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid | None:
     """Why ``frame`` must be refused before any decoder sees it, or None.
 
@@ -157,6 +178,12 @@ def parse(
     refused = refusal(frame, max_depth)
     if refused is not None:
         return [refused], False
+    data = frame.encode() if isinstance(frame, str) else frame
+    if data.lstrip()[:1] == b"[" and data.count(b",") >= max_batch:
+        # counted before decoding: a long batch of tiny elements decodes into many objects
+        count = elements(data, max_batch)
+        if count > max_batch:
+            return [_long_batch(f"more than {max_batch}", max_batch)], False
     try:
         decoded = _decoder.decode(frame)
     except msgspec.ValidationError:
@@ -168,8 +195,7 @@ def parse(
     if not decoded:
         return [Invalid(None, INVALID_REQUEST, "Invalid request: empty batch")], False
     if len(decoded) > max_batch:
-        message = f"Invalid request: a batch of {len(decoded)} messages (the limit is {max_batch})"
-        return [Invalid(None, INVALID_REQUEST, message)], False
+        return [_long_batch(str(len(decoded)), max_batch)], False
     out: list[Message] = []
     for raw in decoded:
         try:
@@ -177,6 +203,11 @@ def parse(
         except msgspec.DecodeError:
             out.append(Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object"))
     return out, True
+
+
+def _long_batch(count: str, limit: int) -> Invalid:
+    message = f"Invalid request: a batch of {count} messages (the limit is {limit})"
+    return Invalid(None, INVALID_REQUEST, message)
 
 
 def _not_an_object(frame: bytes | str) -> Invalid:

@@ -85,7 +85,7 @@ def test_a_batch_over_the_limit_is_refused_as_a_whole() -> None:
     batch = b"[" + b",".join([b"0"] * 65) + b"]"
     messages, is_batch = jsonrpc.parse(batch, max_batch=64)
     assert not is_batch and len(messages) == 1 and isinstance(messages[0], jsonrpc.Invalid)
-    assert "65 messages" in messages[0].message
+    assert "more than 64 messages" in messages[0].message
     assert len(jsonrpc.parse(b"[" + b",".join([b"0"] * 64) + b"]", max_batch=64)[0]) == 64
 
 
@@ -339,7 +339,7 @@ def test_a_batch_gets_400_where_the_version_has_no_batches_and_an_array_where_it
         assert answered.status == 200 and sorted(m["id"] for m in answered.json()) == [1, 2]
         many = b"[" + b",".join(request(i, "ping") for i in range(65)) + b"]"
         too_long = await call(app, body=many, headers=old)
-        assert too_long.status == 400 and "65 messages" in too_long.json()["error"]["message"]
+        assert too_long.status == 400 and "than 64" in too_long.json()["error"]["message"]
         assert (await call(app, body=request(3, "ping"), headers=modern_legacy)).status == 200
 
     run(scenario())
