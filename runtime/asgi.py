@@ -4,8 +4,8 @@ time, and writing JSON answers and server-sent events."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
+from typing import Any, Generic, TypeVar
 
 from . import jsonrpc
 from .errors import INVALID_REQUEST
@@ -17,6 +17,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 #: A request's headers as ASGI gives them (names lower-cased), the last of repeats kept.
 Headers = dict[bytes, bytes]
+T = TypeVar("T")
 
 
 class BodyRefused(Exception):
@@ -42,22 +43,26 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     """The request body (``b""`` if the client left first).
 
     Raises :class:`BodyRefused` when it exceeds ``limit`` bytes or has not fully arrived
-    within ``timeout`` seconds. The deadline is a timer on this task, not a task of its
-    own: most bodies are complete on the first ``receive()``, and then it costs nothing
-    but arming and disarming the timer.
+    within ``timeout`` seconds. The deadline is armed only if reading has to wait: a body
+    that came with its headers (nearly every one) is read with no timer at all.
     """
-    task = asyncio.current_task()
-    assert task is not None
     expired = False
+    deadline: asyncio.TimerHandle | None = None
+    task: asyncio.Task[Any] | None = None
 
     def expire() -> None:
         nonlocal expired
         expired = True
+        assert task is not None
         task.cancel()
 
-    deadline = asyncio.get_running_loop().call_later(timeout, expire)
+    def arm() -> None:
+        nonlocal deadline, task
+        task = asyncio.current_task()
+        deadline = asyncio.get_running_loop().call_later(timeout, expire)
+
     try:
-        return await _read_within(receive, limit)
+        return await OnSuspend(_read_within(receive, limit), arm)
     except asyncio.CancelledError:
         if not expired:
             raise
@@ -66,7 +71,8 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             uncancel()
         raise BodyRefused(408, f"Request Timeout: body not received within {timeout:g} s")
     finally:
-        deadline.cancel()
+        if deadline is not None:
+            deadline.cancel()
 
 
 async def _read_within(receive: Receive, limit: int) -> bytes:
@@ -83,6 +89,42 @@ async def _read_within(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         message = await receive()
     return b""
+
+
+class OnSuspend(Generic[T]):
+    """Awaits ``coro`` in the awaiting task, as ``await coro`` would, and calls ``hook`` the
+    first time it suspends. A handler that answers without waiting costs nothing more; one
+    that waits gets its disconnect watcher then (no timer or callback per request)."""
+
+    __slots__ = ("coro", "hook")
+
+    def __init__(self, coro: Coroutine[Any, Any, T], hook: Callable[[], None]) -> None:
+        self.coro = coro
+        self.hook = hook
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        coro = self.coro
+        try:
+            step = coro.send(None)
+        except StopIteration as done:
+            return done.value
+        self.hook()
+        while True:  # what ``yield from coro`` does from here on
+            try:
+                sent = yield step
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # a cancellation (or any error) thrown at the task
+                try:
+                    step = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    step = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
 
 
 async def wait_disconnect(receive: Receive) -> None:

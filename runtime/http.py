@@ -19,12 +19,13 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from . import jsonrpc
 from .asgi import (
     BodyRefused,
+    OnSuspend,
     Headers,
     Receive,
     Scope,
@@ -53,7 +54,6 @@ from .session import RequestScope, Session
 
 log = logging.getLogger("mcpgen.runtime.http")
 
-T = TypeVar("T")
 #: A request carries modern per-request metadata (then it needs no session).
 _PROTOCOL_META = b"io.modelcontextprotocol/protocolVersion"
 
@@ -403,7 +403,7 @@ class McpHttpApp:
                 )
 
         try:
-            answer = await _OnSuspend(session.answer(event, scope), watch)
+            answer = await OnSuspend(session.answer(event, scope), watch)
         finally:
             for watcher in watchers:
                 watcher.cancel()
@@ -501,42 +501,6 @@ class McpHttpApp:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-class _OnSuspend(Generic[T]):
-    """Awaits ``coro`` in the awaiting task, as ``await coro`` would, and calls ``hook`` the
-    first time it suspends. A handler that answers without waiting costs nothing more; one
-    that waits gets its disconnect watcher then (no timer or callback per request)."""
-
-    __slots__ = ("coro", "hook")
-
-    def __init__(self, coro: Coroutine[Any, Any, T], hook: Callable[[], None]) -> None:
-        self.coro = coro
-        self.hook = hook
-
-    def __await__(self) -> Generator[Any, Any, T]:
-        coro = self.coro
-        try:
-            step = coro.send(None)
-        except StopIteration as done:
-            return done.value
-        self.hook()
-        while True:  # what ``yield from coro`` does from here on
-            try:
-                sent = yield step
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # a cancellation (or any error) thrown at the task
-                try:
-                    step = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    step = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
 
 
 def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:

@@ -707,7 +707,7 @@ def test_a_server_that_never_listed_its_tools_still_checks_mcp_param_headers(
 
 def test_on_suspend_awaits_like_await_and_tells_when_the_coroutine_first_waits() -> None:
     """The stateless path's disconnect watcher starts only when a handler waits."""
-    from mcpgen.runtime.http import _OnSuspend
+    from mcpgen.runtime.asgi import OnSuspend
 
     calls: list[str] = []
     hook = lambda: calls.append("suspended")  # noqa: E731
@@ -726,14 +726,14 @@ def test_on_suspend_awaits_like_await_and_tells_when_the_coroutine_first_waits()
             calls.append("cleaned up")
 
     async def scenario() -> None:
-        await _OnSuspend(quick(), hook)
+        await OnSuspend(quick(), hook)
         assert calls == ["ran"]
         calls.clear()
-        await _OnSuspend(waits(False), hook)
+        await OnSuspend(waits(False), hook)
         assert calls == ["suspended", "finished", "cleaned up"]
         calls.clear()
         with pytest.raises(ValueError, match="after waiting"):
-            await _OnSuspend(waits(True), hook)
+            await OnSuspend(waits(True), hook)
         assert calls == ["suspended", "cleaned up"]
         calls.clear()
 
@@ -745,7 +745,7 @@ def test_on_suspend_awaits_like_await_and_tells_when_the_coroutine_first_waits()
                 calls.append("cleaned up")
 
         async def awaiting() -> None:
-            await _OnSuspend(waits_long(), hook)
+            await OnSuspend(waits_long(), hook)
 
         task = asyncio.ensure_future(awaiting())
         await asyncio.sleep(0)
