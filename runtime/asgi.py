@@ -43,26 +43,44 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     """The request body (``b""`` if the client left first).
 
     Raises :class:`BodyRefused` when it exceeds ``limit`` bytes or has not fully arrived
-    within ``timeout`` seconds. The deadline is armed only if reading has to wait: a body
-    that came with its headers (nearly every one) is read with no timer at all.
+    within ``timeout`` seconds. A body that came with its headers (nearly every one) is
+    there on the first ``receive()``, which then completes without suspending: it is read
+    with no timer and no task switch. Only a body that has to be waited for runs under the
+    deadline.
     """
+    waiting = receive().__await__()
+    try:
+        step = waiting.send(None)
+    except StopIteration as done:
+        message: Message = done.value
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body: bytes = message.get("body", b"")
+            if len(body) > limit:
+                raise BodyRefused(413, _too_large(limit)) from None
+            return body
+        return await _within(timeout, _read_rest(receive, limit, message))
+    return await _within(timeout, _read_rest(receive, limit, Resumed(waiting, step)))
+
+
+def _too_large(limit: int) -> str:
+    return f"Payload Too Large: limit {limit} bytes"
+
+
+async def _within(timeout: float, reading: Coroutine[Any, Any, bytes]) -> bytes:
+    """``reading``, cancelled (408) when it takes longer than ``timeout``. The deadline is
+    a timer on this task, not a task of its own."""
+    task = asyncio.current_task()
+    assert task is not None
     expired = False
-    deadline: asyncio.TimerHandle | None = None
-    task: asyncio.Task[Any] | None = None
 
     def expire() -> None:
         nonlocal expired
         expired = True
-        assert task is not None
         task.cancel()
 
-    def arm() -> None:
-        nonlocal deadline, task
-        task = asyncio.current_task()
-        deadline = asyncio.get_running_loop().call_later(timeout, expire)
-
+    deadline = asyncio.get_running_loop().call_later(timeout, expire)
     try:
-        return await OnSuspend(_read_within(receive, limit), arm)
+        return await reading
     except asyncio.CancelledError:
         if not expired:
             raise
@@ -71,24 +89,61 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             uncancel()
         raise BodyRefused(408, f"Request Timeout: body not received within {timeout:g} s")
     finally:
-        if deadline is not None:
-            deadline.cancel()
+        deadline.cancel()
 
 
-async def _read_within(receive: Receive, limit: int) -> bytes:
+async def _read_rest(receive: Receive, limit: int, first: Message | Resumed[Message]) -> bytes:
+    """The body, from its ``first`` message (or the ``receive()`` that will give it) on."""
+    message = await first if isinstance(first, Resumed) else first
     chunks: list[bytes] = []
     size = 0
-    message = await receive()
     while message["type"] != "http.disconnect":
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BodyRefused(413, f"Payload Too Large: limit {limit} bytes")
+            raise BodyRefused(413, _too_large(limit))
         if not message.get("more_body", False):
             return b"".join((*chunks, chunk)) if chunks else chunk
         chunks.append(chunk)
         message = await receive()
     return b""
+
+
+def _carry_on(
+    waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any
+) -> Generator[Any, Any, T]:
+    """What ``yield from`` does with an awaitable's iterator that has already yielded
+    ``step``: hand each step to the task, and what the task sends or throws back in."""
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            waiting.close()
+            raise
+        except BaseException as exc:  # a cancellation (or any error) thrown at the task
+            try:
+                step = waiting.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                step = waiting.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+class Resumed(Generic[T]):
+    """An awaitable whose iterator was started by hand and suspended at ``step``: awaiting
+    it goes on from there."""
+
+    __slots__ = ("waiting", "step")
+
+    def __init__(self, waiting: Generator[Any, Any, T], step: Any) -> None:
+        self.waiting = waiting
+        self.step = step
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        return _carry_on(self.waiting, self.step)
 
 
 class OnSuspend(Generic[T]):
@@ -109,22 +164,7 @@ class OnSuspend(Generic[T]):
         except StopIteration as done:
             return done.value
         self.hook()
-        while True:  # what ``yield from coro`` does from here on
-            try:
-                sent = yield step
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # a cancellation (or any error) thrown at the task
-                try:
-                    step = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    step = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
+        return (yield from _carry_on(coro, step))
 
 
 async def wait_disconnect(receive: Receive) -> None:

@@ -781,8 +781,9 @@ class Connection:
         or ``version`` for a modern request)."""
         version = version or self.version
         if method is not None and version is not None:
-            spec = version.spec(self.peer, method)
-            result = self.wire.result(result, method, version, spec.result if spec else None)
+            if version is not self.local or type(result) not in self.wire.as_is:
+                spec = version.spec(self.peer, method)
+                result = self.wire.result(result, method, version, spec.result if spec else None)
         return jsonrpc.encode_result(request_id, result)
 
     def error(

@@ -235,6 +235,9 @@ class Wire:
         self.local = local
         self.cache = cache or CachePolicy()
         self._plans: dict[type, tuple[tuple[str, str], ...]] = {}
+        #: Struct types of the application's version that go out as they are (no field to
+        #: fill): an answer of one needs no work when the peer speaks that version.
+        self.as_is: set[type] = set()
 
     def reshape(self, value: Any, peer_type: Any, version: VersionInfo, what: str) -> Any:
         """A value of the application's types as the peer version's ``peer_type``."""
@@ -260,6 +263,8 @@ class Wire:
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plans[cls] = _fill_plan(cls)
+            if not plan and issubclass(cls, msgspec.Struct):
+                self.as_is.add(cls)
         if not plan:
             return value
         hint = self.cache.hint(method)
