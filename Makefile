@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 MCPGEN_SCHEMA_SOURCE ?=
 export MCPGEN_SCHEMA_SOURCE
 
-.PHONY: all setup fetch generate check test unit conformance lint typecheck format bench clean
+.PHONY: all setup fetch generate check test tests unit conformance lint typecheck format bench clean
 
 all: generate
 
@@ -34,10 +34,16 @@ lint: setup
 typecheck: setup
 	$(BIN)/pyright
 
-test: generate lint typecheck unit conformance
+test: generate lint typecheck tests conformance
 
-unit: generate
+# Every test: the fast ones and those with real processes, sockets and peers.
+tests: generate
 	$(BIN)/pytest -q
+
+# The fast tests alone (sans-IO core, in-memory transports, the ASGI app in process,
+# the generator): what to run while working.
+unit: generate
+	$(BIN)/pytest -q -m "not slow"
 
 # The official MCP conformance suite (Node 22 and the suite come from the npm registry,
 # cached in .cache/conformance): the everything server over HTTP, and our client.

@@ -19,6 +19,29 @@ PINS = load_pins()
 VERSIONS = PINS.ordered()
 #: Filled by tests, printed at the end of the run.
 REPORT: dict[str, str] = {}
+#: Suites that prove what only real processes, pipes, sockets and peers can, or run long
+#: (fuzzing, floods): marked ``slow``. ``make unit`` leaves them out; ``make test`` and CI
+#: run everything.
+SLOW_MODULES = frozenset(
+    {
+        "test_cli",
+        "test_floods",
+        "test_fuzz",
+        "test_http_serve",
+        "test_http_server",
+        "test_interop_http",
+        "test_interop_sdk",
+        "test_stdio_limits",
+        "test_stdio_runtime",
+        "test_wire_validity",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
