@@ -406,6 +406,6 @@ async def http_client(
     """Connect over Streamable HTTP to ``url`` and yield a typed client."""
     from .http_client_transport import HttpClientTransport
 
-    transport = HttpClientTransport(url, headers=headers)
+    transport = HttpClientTransport(url, headers=headers, limits=options.get("limits", CLIENT))
     async with _connected(client_class, transport, handlers, mode, options, url) as client:
         yield client

@@ -22,6 +22,7 @@ from msgspec import UNSET, UnsetType
 from . import jsonrpc
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 from .jsonrpc import RequestId
+from .limits import CLIENT, Limits
 from .modern import NAME_FIELDS, PROTOCOL_VERSION, encode_header_value
 
 log = logging.getLogger("mcpgen.runtime.http_client_transport")
@@ -50,11 +51,20 @@ class _Outgoing(msgspec.Struct):
 _peek = msgspec.json.Decoder(_Outgoing)
 
 
-class _SseParser:
-    """Incremental ``text/event-stream`` parser (only what MCP uses: id, data, retry)."""
+class TooLarge(Exception):
+    """A server's answer (a JSON body, one SSE event) is over ``max_message_bytes``."""
 
-    def __init__(self) -> None:
+
+class _SseParser:
+    """Incremental ``text/event-stream`` parser (only what MCP uses: id, data, retry).
+
+    An event (or a line) longer than ``limit`` characters raises :class:`TooLarge`: a
+    server cannot make the client hold an endless event."""
+
+    def __init__(self, limit: int = CLIENT.max_message_bytes) -> None:
         self.data: list[str] = []
+        self.size = 0
+        self.limit = limit
         self.last_id: str | None = None
         self.retry_ms: int | None = None
         self.buffer = ""
@@ -62,6 +72,8 @@ class _SseParser:
     def feed(self, chunk: str) -> list[str]:
         """Complete events' data from ``chunk`` (empty data, e.g. priming events, skipped)."""
         self.buffer += chunk
+        if len(self.buffer) > self.limit:
+            raise TooLarge(f"an SSE line over {self.limit} characters")
         events = []
         while "\n" in self.buffer:
             line, self.buffer = self.buffer.split("\n", 1)
@@ -70,12 +82,16 @@ class _SseParser:
                 if self.data:
                     events.append("\n".join(self.data))
                 self.data = []
+                self.size = 0
                 continue
             if line.startswith(":"):
                 continue
             field, _, value = line.partition(":")
             value = value[1:] if value.startswith(" ") else value
             if field == "data":
+                self.size += len(value)
+                if self.size > self.limit:
+                    raise TooLarge(f"an SSE event over {self.limit} characters")
                 self.data.append(value)
             elif field == "id":
                 self.last_id = value
@@ -95,8 +111,10 @@ class HttpClientTransport:
         client: httpx.AsyncClient | None = None,
         timeout: float = 60.0,
         max_resumes: int = 5,
+        limits: Limits = CLIENT,
     ) -> None:
         self.url = url
+        self.limits = limits
         self.extra_headers = dict(headers or {})
         self.http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0))
         self._own_client = client is None
@@ -160,7 +178,7 @@ class HttpClientTransport:
                 "POST", self.url, content=data, headers=self._headers(out)
             ) as response:
                 await self._answer(response, request_id)
-        except (httpx.HTTPError, OSError) as exc:
+        except (httpx.HTTPError, OSError, TooLarge, UnicodeDecodeError) as exc:
             if request_id is not None:
                 self._fail(request_id, INTERNAL_ERROR, f"HTTP request failed: {exc}")
             else:
@@ -176,9 +194,17 @@ class HttpClientTransport:
         if kind == "text/event-stream" and response.status_code == 200:
             await self._stream(response, request_id)
             return
-        body = await response.aread()
+        body = await self._read_limited(response)
         if response.is_success and body:
             self.queue.put_nowait(body)
+            if request_id is not None and not _answers_among(body, request_id):
+                # Whatever the session makes of it, the request it was for is answered
+                # now, with an error saying why, instead of waiting out its timeout.
+                self._fail(
+                    request_id,
+                    INTERNAL_ERROR,
+                    "the server's answer is not a JSON-RPC response to the request",
+                )
             return
         if request_id is None:
             log.debug("HTTP %s for a notification or answer", response.status_code)
@@ -193,9 +219,21 @@ class HttpClientTransport:
         code = METHOD_NOT_FOUND if response.status_code == 404 else INTERNAL_ERROR
         self._fail(request_id, code, f"HTTP {response.status_code} {response.reason_phrase}")
 
+    async def _read_limited(self, response: httpx.Response) -> bytes:
+        """A whole (non-SSE) response body, refused past ``max_message_bytes``."""
+        limit = self.limits.max_message_bytes
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"an answer over {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
     async def _stream(self, response: httpx.Response, request_id: RequestId | None) -> None:
         """Read an SSE answer; if it ends before the answer, resume it by GET."""
-        parser = _SseParser()
+        parser = _SseParser(self.limits.max_message_bytes)
         answered = await self._read_events(response.aiter_text(), parser, request_id)
         resumes = 0
         while not answered and request_id is not None and resumes < self.max_resumes:
@@ -217,7 +255,7 @@ class HttpClientTransport:
                     if resumed.status_code != 200:
                         break
                     answered = await self._read_events(resumed.aiter_text(), parser, request_id)
-            except (httpx.HTTPError, OSError) as exc:
+            except (httpx.HTTPError, OSError, TooLarge, UnicodeDecodeError) as exc:
                 log.debug("resuming the stream failed: %s", exc)
         if not answered and request_id is not None:
             self._fail(request_id, INTERNAL_ERROR, "the server closed the stream without an answer")
@@ -243,7 +281,7 @@ class HttpClientTransport:
         task.add_done_callback(self._tasks.discard)
 
     async def _listen(self) -> None:
-        parser = _SseParser()
+        parser = _SseParser(self.limits.max_message_bytes)
         for _ in range(self.max_resumes + 1):
             headers = {"Accept": "text/event-stream", **self.extra_headers}
             if self.session_id is not None:
@@ -260,7 +298,7 @@ class HttpClientTransport:
                         log.debug("no GET stream (HTTP %s)", response.status_code)
                         return
                     await self._read_events(response.aiter_text(), parser, None)
-            except (httpx.HTTPError, OSError) as exc:
+            except (httpx.HTTPError, OSError, TooLarge, UnicodeDecodeError) as exc:
                 log.debug("GET stream ended: %s", exc)
             if self._closed:
                 return
@@ -294,6 +332,17 @@ class _Answer(msgspec.Struct):
 def _answers(frame: bytes, request_id: RequestId) -> bool:
     try:
         message = msgspec.json.decode(frame, type=_Answer)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     return message.method is UNSET and message.id == request_id
+
+
+def _answers_among(body: bytes, request_id: RequestId) -> bool:
+    """Whether ``body`` (one message or a batch) holds the answer to ``request_id``."""
+    if body.lstrip()[:1] != b"[":
+        return _answers(body, request_id)
+    try:
+        messages = msgspec.json.decode(body, type=list[_Answer])
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return any(m.method is UNSET and m.id == request_id for m in messages)
