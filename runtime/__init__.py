@@ -18,9 +18,12 @@ from .errors import (
     McpError,
     NegotiationError,
 )
+from .limits import Limits
+from .memory import MemoryTransport, memory_pair
 from .negotiation import ERAS, Versions
 from .server import Server
 from .session import RequestScope, Session, Transport
+from .wire import CacheHint, CachePolicy
 
 if TYPE_CHECKING:
     from .client import ClientSession, http_client, stdio_client
@@ -38,17 +41,21 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CacheHint",
+    "CachePolicy",
+    "ClientSession",
+    "Connection",
+    "ConnectionClosed",
     "ERAS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "Limits",
     "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "ClientSession",
-    "Connection",
-    "ConnectionClosed",
     "McpError",
+    "MemoryTransport",
     "NegotiationError",
+    "PARSE_ERROR",
     "RequestScope",
     "Server",
     "Session",
@@ -56,5 +63,6 @@ __all__ = [
     "Transport",
     "Versions",
     "http_client",
+    "memory_pair",
     "stdio_client",
 ]
