@@ -4,6 +4,7 @@ time, and writing JSON answers and server-sent events."""
 from __future__ import annotations
 
 import asyncio
+from types import CoroutineType
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
 from typing import Any, Generic, TypeVar
 
@@ -48,7 +49,9 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     with no timer and no task switch. Only a body that has to be waited for runs under the
     deadline.
     """
-    waiting = receive().__await__()
+    pending = receive()
+    # A coroutine (what servers give) is driven as it is; any other awaitable by its iterator.
+    waiting = pending if type(pending) is CoroutineType else pending.__await__()
     try:
         step = waiting.send(None)
     except StopIteration as done:
@@ -138,7 +141,7 @@ class Resumed(Generic[T]):
 
     __slots__ = ("waiting", "step")
 
-    def __init__(self, waiting: Generator[Any, Any, T], step: Any) -> None:
+    def __init__(self, waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any) -> None:
         self.waiting = waiting
         self.step = step
 

@@ -650,16 +650,16 @@ class Connection:
         version (or, failing that, at the application's: a peer answering in a newer form
         loses nothing), then restored to what the application asked for."""
         types = self.local.binding.types
-        same = version is None or version is self.local or pending.peer_result is None
-        if same and pending.restore is None:
-            return types.decode(raw, pending.result)
-        try:
-            if same:
-                raise msgspec.ValidationError("checked at the application's version below")
-            assert version is not None
-            plain = msgspec.to_builtins(version.binding.types.decode(raw, pending.peer_result))
-        except msgspec.ValidationError:
+        if version is None or version is self.local or pending.peer_result is None:
+            if pending.restore is None:
+                return types.decode(raw, pending.result)
             plain = msgspec.to_builtins(types.decode(raw, pending.result))
+        else:
+            try:
+                peer_value = version.binding.types.decode(raw, pending.peer_result)
+            except msgspec.ValidationError:
+                peer_value = types.decode(raw, pending.result)
+            plain = msgspec.to_builtins(peer_value)
         if pending.restore is not None:
             plain = pending.restore(plain)
         return types.convert(plain, pending.result)

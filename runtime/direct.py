@@ -43,6 +43,8 @@ class DirectLane:
             if conn.role == "server" and local.version in conn.versions.of_era("modern")
             else None
         )
+        #: Nesting refused here as on the general path (``jsonrpc.refusal``).
+        self.max_depth = conn.limits.max_depth
         package = package_of(local.binding)
         self._dec_hook = importlib.import_module(package + "._support").dec_hook
         #: Method → its row in the application's table and the decoder of a whole request
@@ -57,8 +59,14 @@ class DirectLane:
         if version is None or http.protocol_version != version or method is None:
             return None
         known = self._methods.get(method) or self._learn(method)
-        if known is None or jsonrpc.refusal(body, self.conn.limits.max_depth) is not None:
+        if known is None:
             return None
+        depth = self.max_depth
+        openers = body.count(b"{") + (body.count(b"[") if b"[" in body else 0)
+        if openers > depth or not body.isascii():
+            # the cheap test above passes nearly every request; this is the exact one
+            if jsonrpc.refusal(body, depth) is not None:
+                return None
         local, decoder = known
         try:
             request = decoder.decode(body)

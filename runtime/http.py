@@ -117,9 +117,9 @@ class McpHttpApp:
         if scope["type"] != "http":
             return
         headers: Headers = dict(scope["headers"])
-        path = scope["path"].rstrip("/") or "/"
-        if path != self.path:
-            await refuse(send, 404, f"Not found: {scope['path']}")
+        path = scope["path"]
+        if path != self.path and (path.rstrip("/") or "/") != self.path:
+            await refuse(send, 404, f"Not found: {path}")
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:

@@ -186,6 +186,23 @@ else:
 class Session:
     """Runs one connection over one transport until the peer goes away."""
 
+    __slots__ = (
+        "conn",
+        "transport",
+        "dispatch",
+        "on_notification",
+        "request_timeout",
+        "_negotiated",
+        "_handlers",
+        "_waiting",
+        "_progress",
+        "_batches",
+        "_background",
+        "listening",
+        "_closed",
+        "_room",
+    )
+
     def __init__(
         self,
         conn: c.Connection,
