@@ -152,17 +152,16 @@ def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid |
     JSON text is UTF-8 (a frame that is not is a parse error, even where the envelope
     decoder would skip the bytes), and nesting beyond ``max_depth`` is refused up front:
     every later pass over the message (decoders, hooks, re-shaping) recurses with it.
-    Both checks cost almost nothing for ordinary frames (ASCII, few brackets).
+    An ordinary frame (ASCII, few brackets) passes a cheap test and costs no more.
     """
     data = frame.encode() if isinstance(frame, str) else frame
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return Invalid(None, PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}")
-    openers = data.count(b"{")
-    if b"[" in data:  # a search far cheaper than a count, and most requests have no array
-        openers += data.count(b"[")
+    openers = data.count(b"{") + (data.count(b"[") if b"[" in data else 0)
+    if openers <= max_depth and data.isascii():
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Invalid(None, PARSE_ERROR, f"Parse error: invalid UTF-8 at byte {exc.start}")
     if openers > max_depth and depth(data) > max_depth:
         return Invalid(
             None, INVALID_REQUEST, f"Invalid request: JSON nested deeper than {max_depth} levels"
@@ -178,19 +177,21 @@ def parse(
     Never raises: whatever the bytes, the answer is messages, :class:`Invalid` ones
     carrying the error the peer is to get.
     """
-    refused = refusal(frame, max_depth)
+    data = frame.encode() if isinstance(frame, str) else frame
+    refused = refusal(data, max_depth)
     if refused is not None:
         return [refused], False
-    data = frame.encode() if isinstance(frame, str) else frame
-    if data.lstrip()[:1] == b"[" and data.count(b",") >= max_batch:
+    first = data[:1]
+    if (first == b"[" or (first.isspace() and data.lstrip()[:1] == b"[")) and data.count(
+        b","
+    ) >= max_batch:
         # counted before decoding: a long batch of tiny elements decodes into many objects
-        count = elements(data, max_batch)
-        if count > max_batch:
+        if elements(data, max_batch) > max_batch:
             return [_long_batch(f"more than {max_batch}", max_batch)], False
     try:
-        decoded = _decoder.decode(frame)
+        decoded = _decoder.decode(data)
     except msgspec.ValidationError:
-        return [_not_an_object(frame)], False
+        return [_not_an_object(data)], False
     except Exception:  # msgspec.DecodeError, and anything else a decoder may raise
         return [Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")], False
     if isinstance(decoded, _Envelope):
