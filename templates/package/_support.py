@@ -186,6 +186,8 @@ class OpenObject(dict[str, Any]):
             raise ValueError(f"Expected `object`, got `{_kind(obj)}`")
         shape, required, rebuilt, wires, defaults, extra = cls.__plan or cls._plan()
         inst = cls.__new__(cls)
+        if not obj and not defaults and not required:
+            return inst  # an empty object (capabilities often are): nothing to check
         dict.update(inst, obj)  # every key, in the order it came
         if obj or required:
             try:
