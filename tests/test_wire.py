@@ -128,14 +128,20 @@ def legacy_session(conn: Connection, version: str) -> None:
     conn.peer_capabilities = {"elicitation": {}}
 
 
-def test_an_elicitation_form_is_sent_in_the_forms_2025_06_18_has_and_answered_back() -> None:
+def ask_2025_06_18() -> tuple[Connection, int | str, Any]:
+    """A connection of a 2025-06-18 session that has asked the ENUMS form: the request's
+    id and what went on the wire."""
     conn = connection()
     legacy_session(conn, "2025-06-18")
     form = t.ElicitRequestFormParams(
         message="Pick", requested_schema=t.convert(ENUMS, t.ElicitRequestFormParamsRequestedSchema)
     )
     request_id, frame = conn.request("elicitation/create", form)
-    sent = json.loads(frame)
+    return conn, request_id, json.loads(frame)
+
+
+def test_an_elicitation_form_is_sent_in_the_forms_2025_06_18_has_and_answered_back() -> None:
+    conn, request_id, sent = ask_2025_06_18()
     assert schema("2025-06-18").error_of("ElicitRequest", sent) is None
     fields = sent["params"]["requestedSchema"]["properties"]
     assert fields["titled"] == {"type": "string", "enum": ["a"], "enumNames": ["A"]}
@@ -157,12 +163,7 @@ def test_an_elicitation_form_is_sent_in_the_forms_2025_06_18_has_and_answered_ba
 
 def test_an_answer_in_a_form_only_newer_versions_allow_is_accepted() -> None:
     """A 2025-06-18 client answering a multi-select with a list (as 2025-11-25 would)."""
-    conn = connection()
-    legacy_session(conn, "2025-06-18")
-    form = t.ElicitRequestFormParams(
-        message="Pick", requested_schema=t.convert(ENUMS, t.ElicitRequestFormParamsRequestedSchema)
-    )
-    request_id, _ = conn.request("elicitation/create", form)
+    conn, request_id, _ = ask_2025_06_18()
     content = {"multi": ["x", "y"]}
     reply = {"jsonrpc": "2.0", "id": request_id, "result": {"action": "accept", "content": content}}
     (event,) = conn.receive(json.dumps(reply).encode())
