@@ -40,7 +40,7 @@ SLOW_MODULES = frozenset(
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+        if item.path.stem in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
 
 
