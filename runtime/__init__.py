@@ -7,7 +7,9 @@ carry their version's binding in, and sibling versions come from the same packag
 
 from typing import TYPE_CHECKING, Any
 
+from .app import App
 from .connection import Connection, State
+from .content import Audio, File, Image
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -21,15 +23,23 @@ from .errors import (
 from .limits import Limits
 from .memory import MemoryTransport, memory_pair
 from .negotiation import ERAS, Versions
+from .schemas import header
 from .server import Server
 from .session import RequestScope, Session, Transport
+from .tools import ToolError
 from .wire import CacheHint, CachePolicy
 
 if TYPE_CHECKING:
     from .client import ClientSession, http_client, stdio_client
+    from .testing import connect
 
 #: Client-side names load on first use: a server need not import the client.
-_LAZY = {"ClientSession": ".client", "http_client": ".client", "stdio_client": ".client"}
+_LAZY = {
+    "ClientSession": ".client",
+    "connect": ".testing",
+    "http_client": ".client",
+    "stdio_client": ".client",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -41,15 +51,19 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "App",
+    "Audio",
     "CacheHint",
     "CachePolicy",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
     "ERAS",
+    "File",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "Image",
     "Limits",
     "METHOD_NOT_FOUND",
     "McpError",
@@ -60,8 +74,11 @@ __all__ = [
     "Server",
     "Session",
     "State",
+    "ToolError",
     "Transport",
     "Versions",
+    "connect",
+    "header",
     "http_client",
     "memory_pair",
     "stdio_client",

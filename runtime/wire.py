@@ -214,8 +214,7 @@ def express(plain: Any, peer_type: Any, version: VersionInfo, what: str) -> Any:
             )
             raise McpError(
                 INTERNAL_ERROR,
-                f"Internal error: the server's {what} cannot be expressed in protocol "
-                f"{version.version}",
+                f"Internal error: the {what} cannot be expressed in protocol {version.version}",
             ) from None
     raise McpError(INTERNAL_ERROR, f"Internal error: too many repairs of {what}")
 

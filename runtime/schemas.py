@@ -1,0 +1,106 @@
+"""Python signatures as msgspec Structs and JSON Schemas.
+
+A function's parameters become one Struct type: ``msgspec.convert`` then validates and
+converts a call's arguments in one pass, and ``msgspec.json.schema`` describes them (JSON
+Schema 2020-12, with ``$defs`` for nested Structs, kept as they are). Descriptions come
+from ``Annotated[..., msgspec.Meta(description=...)]`` or, failing that, the docstring.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+import msgspec
+
+from .docstrings import Doc
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def object_schema(tp: Any) -> dict[str, Any]:
+    """The JSON Schema of ``tp`` with its own definition at the root (a tool's schemas
+    must be objects, not references), nested definitions under ``$defs``."""
+    (root,), components = msgspec.json.schema_components([tp], ref_template="#/$defs/{name}")
+    ref = root.get("$ref")
+    if isinstance(ref, str):
+        root = dict(components.pop(ref.rsplit("/", 1)[1]))
+    root.pop("title", None)
+    if components:
+        root["$defs"] = components
+    return root
+
+
+def header(name: str) -> msgspec.Meta:
+    """Mirror a tool parameter into the ``Mcp-Param-<name>`` HTTP header (2026-07-28's
+    ``x-mcp-header``): ``region: Annotated[str, header("Region")]``."""
+    return msgspec.Meta(extra_json_schema={"x-mcp-header": name})
+
+
+def _described(tp: Any) -> bool:
+    """Whether an annotation already carries a description."""
+    if typing.get_origin(tp) is not Annotated:
+        return False
+    return any(isinstance(m, msgspec.Meta) and m.description for m in tp.__metadata__)
+
+
+def _is_context(tp: Any, context_type: type | None) -> bool:
+    if context_type is None:
+        return False
+    if typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    candidates = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
+    return all(isinstance(c, type) and issubclass(c, context_type) for c in candidates)
+
+
+class Signature:
+    """A function's parameters as a Struct (``args_type``) and its JSON Schema; the
+    parameter typed as the request context (if any) is filled in, not read."""
+
+    __slots__ = ("args_type", "params", "context", "schema")
+
+    def __init__(
+        self, args_type: type, params: tuple[str, ...], context: str | None, schema: dict[str, Any]
+    ) -> None:
+        self.args_type = args_type
+        self.params = params
+        self.context = context
+        self.schema = schema
+
+    @classmethod
+    def of(
+        cls, fn: Callable[..., Any], name: str, doc: Doc, context_type: type | None
+    ) -> Signature:
+        """``fn``'s parameters (``name``: the Struct's name, seen in error paths)."""
+        hints = typing.get_type_hints(fn, include_extras=True)
+        fields: list[tuple[Any, ...]] = []
+        params: list[str] = []
+        context = None
+        for parameter in inspect.signature(fn).parameters.values():
+            if parameter.kind in _VARIADIC:
+                raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be arguments")
+            annotation = hints.get(parameter.name, Any)
+            if _is_context(annotation, context_type):
+                context = parameter.name
+                continue
+            described = doc.params.get(parameter.name)
+            if described and not _described(annotation):
+                annotation = Annotated[annotation, msgspec.Meta(description=described)]
+            if parameter.default is inspect.Parameter.empty:
+                fields.append((parameter.name, annotation))
+            else:
+                fields.append((parameter.name, annotation, parameter.default))
+            params.append(parameter.name)
+        args_type = msgspec.defstruct(name, fields, kw_only=True)
+        return cls(args_type, tuple(params), context, object_schema(args_type))
+
+    def arguments(self, given: Mapping[str, Any] | None, ctx: Any) -> dict[str, Any]:
+        """Keyword arguments for the function from a call's ``arguments`` (validated and
+        converted; raises ``msgspec.ValidationError`` naming the JSON path)."""
+        args = msgspec.convert(given if given is not None else {}, self.args_type)
+        kwargs = {name: getattr(args, name) for name in self.params}
+        if self.context is not None:
+            kwargs[self.context] = ctx
+        return kwargs
