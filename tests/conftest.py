@@ -24,6 +24,7 @@ REPORT: dict[str, str] = {}
 #: run everything.
 SLOW_MODULES = frozenset(
     {
+        "test_app_sdk",
         "test_cli",
         "test_floods",
         "test_fuzz",
