@@ -23,26 +23,29 @@ are told (``list_changed``) in both eras.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeVar, overload
 
-from .errors import INVALID_PARAMS, McpError
+from .app_handlers import handlers_class
 from .limits import Limits
-from .pages import page
+from .prompts import RegisteredPrompt
+from .resources import RegisteredResource, RegisteredTemplate, is_template
 from .server import Server
 from .tools import RegisteredTool
 from .wire import CachePolicy
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: Completes an argument: (value typed so far, the other arguments) -> candidates.
+Completer = Callable[[str, dict[str, str]], Awaitable[Iterable[str]]]
 
 
 class App:
-    """A server's tools (and, as they are registered, resources and prompts) as
-    functions. ``binding`` is a generated ``server`` module (``mcpgen.generated.vX.server``
-    or a vendored one): the version the functions' values are typed against; clients of
-    every version are served. The other options are :class:`Server`'s;
-    ``page_size`` bounds the items of one list page.
+    """A server's tools, resources and prompts as functions. ``binding`` is a generated
+    ``server`` module (``mcpgen.generated.vX.server`` or a vendored one): the version the
+    functions' values are typed against; clients of every version are served. The other
+    options are :class:`Server`'s; ``page_size`` bounds the items of one list page.
     """
 
     def __init__(
@@ -76,92 +79,122 @@ class App:
             "cache": cache,
             "state_key": state_key,
         }
-        self._tools: dict[str, RegisteredTool] = {}
+        #: What is registered, in registration order (lists follow it).
+        self.tools: dict[str, RegisteredTool] = {}
+        self.prompts: dict[str, RegisteredPrompt] = {}
+        self.resources: dict[str, RegisteredResource] = {}
+        self.templates: dict[str, RegisteredTemplate] = {}
+        #: ("prompt", name, argument) or ("resource", template, variable) -> completer.
+        self.completions: dict[tuple[str, str, str], Completer] = {}
         self._server: Server | None = None
         self._announcing: set[asyncio.Task[None]] = set()
 
-    # -- tools --------------------------------------------------------------------------
+    # -- registering ---------------------------------------------------------------------
 
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: list[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        execution: Mapping[str, Any] | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(
-        self,
-        fn: Callable[..., Any] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        icons: list[Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        execution: Mapping[str, Any] | None = None,
-    ) -> Any:
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Register a function as a tool: ``@app.tool`` or ``@app.tool(name=...)``.
 
         Its parameters are the tool's arguments (a parameter typed as the generated
         ``Context`` receives the request context instead); its docstring the description;
-        its return annotation the ``outputSchema``. ``annotations`` are the tool's hints
-        (``{"readOnlyHint": True}``), by their wire names.
+        its return annotation the ``outputSchema``. Options: ``name``, ``title``,
+        ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
+        ``icons``, ``meta``, ``execution``.
         """
-
-        def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            self.add_tool(
-                function,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                execution=execution,
-            )
-            return function
-
-        return register(fn) if fn is not None else register
+        return _decorate(fn, lambda f: self.add_tool(f, **options))
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> RegisteredTool:
         """Register ``fn`` as a tool (options as for :meth:`tool`), also while serving."""
         tool = RegisteredTool(fn, self.types, self.context_type, **options)
-        if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = tool
-        self._changed("tools")
+        self._add(self.tools, tool.name, tool, "tools")
         return tool
 
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (KeyError if there is none)."""
-        del self._tools[name]
+        del self.tools[name]
         self._changed("tools")
 
-    async def _list_tools(self, params: Any, ctx: Any) -> Any:
-        tools, after = page(list(self._tools.values()), _cursor(params), self.page_size)
-        result: dict[str, Any] = {"tools": [tool.definition for tool in tools]}
-        if after is not None:
-            result["next_cursor"] = after
-        return self.types.ListToolsResult(**result)
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """Register a function as a prompt: its parameters are the prompt's arguments, it
+        returns a ``str``, a list of messages or a ``GetPromptResult``. Options: ``name``,
+        ``title``, ``description``, ``icons``, ``meta``."""
+        return _decorate(fn, lambda f: self.add_prompt(f, **options))
 
-    async def _call_tool(self, params: Any, ctx: Any) -> Any:
-        tool = self._tools.get(params.name)
-        if tool is None:
-            raise McpError(
-                INVALID_PARAMS, f"Unknown tool: {params.name}", {"path": "$.params.name"}
-            )
-        return await tool.call(params.arguments, ctx)
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> RegisteredPrompt:
+        prompt = RegisteredPrompt(fn, self.types, self.context_type, **options)
+        self._add(self.prompts, prompt.name, prompt, "prompts")
+        return prompt
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def resource(self, uri: str, /, **options: Any) -> Callable[[F], F]:
+        """Register a function as the resource at ``uri``, or, when ``uri`` is an RFC 6570
+        template (``"notes://{folder}/{name}"``), as a resource template whose variables
+        are the function's parameters. It returns text (``str``), bytes, ``File``, a list
+        of those, or the version's contents. Options: ``name``, ``title``,
+        ``description``, ``mime_type``, ``icons``, ``annotations``, ``meta``."""
+        return lambda f: (self.add_resource(uri, f, **options), f)[1]
+
+    def add_resource(
+        self, uri: str, fn: Callable[..., Any], **options: Any
+    ) -> RegisteredResource | RegisteredTemplate:
+        if is_template(uri):
+            template = RegisteredTemplate(uri, fn, self.types, self.context_type, **options)
+            self._add(self.templates, template.name, template, "resources")
+            return template
+        resource = RegisteredResource(uri, fn, self.types, self.context_type, **options)
+        self._add(self.resources, uri, resource, "resources")
+        return resource
+
+    def remove_resource(self, uri_or_name: str) -> None:
+        """Stop offering a resource (by URI) or a resource template (by name)."""
+        registry: dict[str, Any] = (
+            self.resources if uri_or_name in self.resources else self.templates
+        )
+        del registry[uri_or_name]
+        self._changed("resources")
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a function completing ``argument`` of ``prompt`` (a prompt's name) or
+        a variable of ``resource`` (a template, as registered): it takes the value typed
+        so far and the other arguments, and returns candidates (sync or async)."""
+        if (prompt is None) == (resource is None):
+            raise ValueError("give exactly one of prompt= and resource=")
+        key = (
+            ("prompt", prompt, argument) if prompt is not None else ("resource", resource, argument)
+        )
+
+        def register(fn: F) -> F:
+            async def complete(value: str, given: dict[str, str]) -> Iterable[str]:
+                found = fn(value, given)
+                return await found if inspect.isawaitable(found) else found
+
+            self.completions[key] = complete  # type: ignore[index]
+            return fn
+
+        return register
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell the sessions subscribed to ``uri`` (legacy), and the listen streams that
+        asked for it (modern), that the resource changed."""
+        await self.server.notify_changed("resource", uri)
+
+    def _add(self, registry: dict[str, Any], key: str, item: Any, kind: str) -> None:
+        if key in registry:
+            raise ValueError(f"{kind[:-1]} {key!r} is already registered")
+        registry[key] = item
+        self._changed(kind)
 
     # -- the server ------------------------------------------------------------------------
 
@@ -170,29 +203,21 @@ class App:
         """The :class:`Server` this app is (made on first use, with the capabilities of
         what is registered by then)."""
         if self._server is None:
-            handlers = self._handlers_class()()
-            offered = [kind for kind, present in (("tools", self._tools),) if present]
+            handlers = handlers_class(self, self.handlers_base)()
+            kinds = (
+                ("tools", self.tools),
+                ("prompts", self.prompts),
+                ("resources", self.resources or self.templates),
+            )
             options = {k: v for k, v in self._options.items() if v is not None}
             self._server = Server(
-                handlers, name=self.name, version=self.version, list_changed=offered, **options
+                handlers,
+                name=self.name,
+                version=self.version,
+                list_changed=[kind for kind, present in kinds if present],
+                **options,
             )
         return self._server
-
-    def _handlers_class(self) -> type:
-        """A subclass of the binding's ``ServerHandlers`` with a handler for each kind of
-        thing registered (so capabilities follow what the app offers)."""
-        app = self
-        methods: dict[str, Any] = {}
-        if self._tools:
-
-            async def list_tools(_: Any, params: Any, ctx: Any) -> Any:
-                return await app._list_tools(params, ctx)
-
-            async def call_tool(_: Any, params: Any, ctx: Any) -> Any:
-                return await app._call_tool(params, ctx)
-
-            methods.update(list_tools=list_tools, call_tool=call_tool)
-        return type(f"{_identifier(self.name)}Handlers", (self.handlers_base,), methods)
 
     def _changed(self, what: str) -> None:
         """Tell connected clients that a list changed (nobody is told before serving)."""
@@ -229,11 +254,14 @@ class App:
         return connect(self.server, **options)
 
 
-def _cursor(params: Any) -> str | None:
-    cursor = getattr(params, "cursor", None)
-    return cursor if isinstance(cursor, str) else None
+def _decorate(fn: Callable[..., Any] | None, register: Callable[[Any], Any]) -> Any:
+    """``@decorator`` and ``@decorator(...)`` alike: register, and give the function back."""
+
+    def decorator(function: Callable[..., Any]) -> Callable[..., Any]:
+        register(function)
+        return function
+
+    return decorator(fn) if fn is not None else decorator
 
 
-def _identifier(name: str) -> str:
-    text = "".join(c if c.isalnum() else "_" for c in name)
-    return text[:1].upper() + text[1:] if text else "App"
+__all__ = ["App", "Completer"]

@@ -96,10 +96,13 @@ class Signature:
         args_type = msgspec.defstruct(name, fields, kw_only=True)
         return cls(args_type, tuple(params), context, object_schema(args_type))
 
-    def arguments(self, given: Mapping[str, Any] | None, ctx: Any) -> dict[str, Any]:
+    def arguments(
+        self, given: Mapping[str, Any] | None, ctx: Any, strict: bool = True
+    ) -> dict[str, Any]:
         """Keyword arguments for the function from a call's ``arguments`` (validated and
-        converted; raises ``msgspec.ValidationError`` naming the JSON path)."""
-        args = msgspec.convert(given if given is not None else {}, self.args_type)
+        converted; raises ``msgspec.ValidationError`` naming the JSON path). Not
+        ``strict``, strings convert to the types that parameters declare."""
+        args = msgspec.convert(given if given is not None else {}, self.args_type, strict=strict)
         kwargs = {name: getattr(args, name) for name in self.params}
         if self.context is not None:
             kwargs[self.context] = ctx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -13,18 +13,23 @@ from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
 from .limits import DEFAULT, Limits
 from .negotiation import Versions
-from .session import RequestScope, Session, Transport
+from .session import RESOURCE_UPDATES, RequestScope, Session, Transport
 from .wire import CachePolicy
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
 
 log = logging.getLogger("mcpgen.runtime")
 
+#: Requests that (un)subscribe a legacy session to one resource's updates, once answered.
+SUBSCRIBING: dict[str, Callable[[set[str], str], None]] = {
+    "resources/subscribe": set.add,
+    "resources/unsubscribe": set.discard,
+}
 #: What changed → the notification announcing it and the listen filter that asks for it.
 CHANGES = {
     "tools": ("notifications/tools/list_changed", "toolsListChanged"),
     "prompts": ("notifications/prompts/list_changed", "promptsListChanged"),
     "resources": ("notifications/resources/list_changed", "resourcesListChanged"),
-    "resource": ("notifications/resources/updated", "resourceSubscriptions"),
+    "resource": ("notifications/resources/updated", RESOURCE_UPDATES),
 }
 
 
@@ -168,6 +173,10 @@ class Server:
         result = await handler(event.params, ctx)
         if name == LIST_TOOLS:
             self.tool_headers.learn(result)
+        elif name in SUBSCRIBING:  # the handler accepted: the session is (un)subscribed
+            uri = getattr(event.params, "uri", None)
+            if isinstance(uri, str):
+                SUBSCRIBING[name](scope.session.subscriptions, uri)
         return result
 
     async def _learn_tools(self, event: c.IncomingRequest, ctx: Any) -> None:

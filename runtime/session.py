@@ -30,6 +30,8 @@ from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 from .negotiation import has_capability
 
 log = logging.getLogger("mcpgen.runtime")
+#: The listen filter (and the kind of change) of one resource's updates.
+RESOURCE_UPDATES = "resourceSubscriptions"
 
 #: Answers an incoming request: (event, context) -> result.
 Dispatch = Callable[[c.IncomingRequest, "RequestScope"], Awaitable[Any]]
@@ -201,6 +203,7 @@ class Session:
         "listening",
         "_closed",
         "_room",
+        "subscriptions",
     )
 
     def __init__(
@@ -227,6 +230,8 @@ class Session:
         self._closed = False
         #: Set when a handler ends or one starts waiting on the peer (made on first need).
         self._room: asyncio.Event | None = None
+        #: The URIs a legacy client subscribed to (``resources/subscribe``).
+        self.subscriptions: set[str] = set()
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -514,10 +519,13 @@ class Session:
         await self._send(self.conn.notification(method, params), related=related)
 
     async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
-        """A change notification: to a legacy session directly, to each modern listen
-        stream whose filter asked for ``wanted`` (tagged with its subscription id)."""
+        """A change notification: to a legacy session directly (a resource's update only
+        when the session subscribed to that URI), to each modern listen stream whose filter
+        asked for ``wanted`` (tagged with its subscription id)."""
         if self.conn.version is not None and self.conn.state is c.State.READY:
-            await self.notify(method, params)
+            uri = params.get("uri") if wanted == RESOURCE_UPDATES else None
+            if uri is None or uri in self.subscriptions:
+                await self.notify(method, params)
         for subscription, honoured in list(self.listening.items()):
             want = honoured.get(wanted)
             if not want or (isinstance(want, list) and params.get("uri") not in want):
