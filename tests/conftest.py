@@ -32,6 +32,7 @@ SLOW_MODULES = frozenset(
         "test_http_server",
         "test_interop_http",
         "test_interop_sdk",
+        "test_readme",
         "test_stdio_limits",
         "test_stdio_runtime",
         "test_wire_validity",

@@ -1,0 +1,94 @@
+"""The README's "Serve and call" section runs as pasted: its code blocks are written to
+files and run (server, client over stdio and HTTP, the in-memory test, the low level)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from mcpgen.generated.v2026_07_28 import client as c
+from mcpgen.runtime import connect, http_client
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 60
+
+
+def blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Serve and call") : text.index("What the runtime does for you:")]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+def written(tmp_path: Path) -> Path:
+    server, client, check, low_level = blocks()
+    (tmp_path / "server.py").write_text(server)
+    (tmp_path / "client.py").write_text(client)
+    (tmp_path / "check.py").write_text(check)
+    (tmp_path / "greeter.py").write_text(low_level)
+    return tmp_path
+
+
+def run(script: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, script], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_section_has_the_blocks_this_test_runs() -> None:
+    assert len(blocks()) == 4
+
+
+def test_the_client_calls_the_server_over_stdio(tmp_path: Path) -> None:
+    out = run("client.py", written(tmp_path))
+    assert out.splitlines() == ["{'result': 5}", "This is note groceries."]
+
+
+def test_the_in_memory_test_passes(tmp_path: Path) -> None:
+    run("check.py", written(tmp_path))
+
+
+def test_the_server_over_http(tmp_path: Path) -> None:
+    folder = written(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "server.py", "0"], cwd=folder, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"(http://\S+)", line)
+        assert found, line
+
+        async def call() -> object:
+            async with http_client(c.Client, found.group(1)) as client:
+                result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})
+                return result.structured_content
+
+        assert asyncio.run(asyncio.wait_for(call(), TIMEOUT)) == {"result": 5}
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def test_the_low_level_server(tmp_path: Path) -> None:
+    path = written(tmp_path) / "greeter.py"
+    spec = importlib.util.spec_from_file_location("readme_greeter", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    async def call() -> str:
+        async with connect(module.server, mode="legacy") as client:
+            result = await client.call_tool(name="greet", arguments={"who": "Ada"})
+            return result.content[0].text
+
+    assert asyncio.run(asyncio.wait_for(call(), TIMEOUT)) == "Hello, Ada!"
