@@ -15,6 +15,9 @@ class MethodView:
     spec: ir.Method
     params: str  # annotation of the params object ("None" when the method has none)
     result: str  # annotation of the result ("None" for notifications)
+    #: What the typed client returns: the result without the members that only ask for
+    #: input (the runtime answers those rounds itself and returns the final result).
+    answer: str
     doc: str | None
     #: Keyword arguments that build the params object, when it is a plain object.
     kwargs: list[FieldView] | None
@@ -57,10 +60,12 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
         kwargs = None
         if isinstance(target, (ir.StructDef, ir.OpenDef)):
             kwargs = [kwarg(f) for f in target.fields]
+        result = f"t.{m.result_type}" if m.result_type else "None"
         return MethodView(
             spec=m,
             params=f"t.{m.params_type}" if m.params_type else "None",
-            result=f"t.{m.result_type}" if m.result_type else "None",
+            result=result,
+            answer=_final(m.result_type, defs) or result,
             doc=docstring(defs[m.message_type].description, "        "),
             kwargs=kwargs,
         )
@@ -86,6 +91,35 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
         ],
         methods=views,
     )
+
+
+#: The field and value by which a result says it only asks for input (a round the client
+#: runtime answers and retries).
+ROUND_FIELD, ROUND_VALUE = "resultType", "input_required"
+
+
+def _asks_for_input(member: ir.TypeExpr, defs: dict[str, ir.Definition]) -> bool:
+    target = defs.get(member.name) if isinstance(member, ir.Named) else None
+    if not isinstance(target, (ir.StructDef, ir.OpenDef)):
+        return False
+    return any(
+        f.wire_name == ROUND_FIELD
+        and isinstance(f.type, ir.LiteralType)
+        and f.type.values == (ROUND_VALUE,)
+        for f in target.fields
+    )
+
+
+def _final(result_type: str | None, defs: dict[str, ir.Definition]) -> str | None:
+    """The annotation of a result union's members that do not ask for input, or None
+    when the result is not such a union."""
+    union = defs.get(result_type) if result_type else None
+    if not isinstance(union, ir.UnionDef):
+        return None
+    kept = [m for m in union.members if not _asks_for_input(m, defs)]
+    if len(kept) == len(union.members) or not all(isinstance(m, ir.Named) for m in kept):
+        return None
+    return " | ".join(f"t.{m.name}" for m in kept if isinstance(m, ir.Named))
 
 
 def _qualify(annotation: str, defs: dict[str, ir.Definition]) -> str:
