@@ -102,7 +102,10 @@ class App:
         ``Context`` receives the request context instead); its docstring the description;
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
-        ``icons``, ``meta``, ``execution``.
+        ``icons``, ``meta``, ``execution``, and ``input_schema``: a JSON Schema listed
+        instead of the derived one (for keywords no type annotation says, such as
+        ``if``/``then``); the arguments are still decoded by the signature, so pair it with
+        ``**arguments`` to receive them as they came.
         """
         return _decorate(fn, lambda f: self.add_tool(f, **options))
 

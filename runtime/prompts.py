@@ -52,8 +52,9 @@ class RegisteredPrompt:
             if described:
                 entry["description"] = described
             arguments.append(entry)
-        listing: dict[str, Any] = {"name": self.name, "arguments": arguments}
+        listing: dict[str, Any] = {"name": self.name}
         for key, value in (
+            ("arguments", arguments or None),
             ("title", title),
             ("description", description or doc.summary),
             ("icons", [dict(i) for i in icons] if icons else None),

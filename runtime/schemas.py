@@ -17,8 +17,6 @@ import msgspec
 
 from .docstrings import Doc
 
-_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-
 
 def object_schema(tp: Any) -> dict[str, Any]:
     """The JSON Schema of ``tp`` with its own definition at the root (a tool's schemas
@@ -28,6 +26,9 @@ def object_schema(tp: Any) -> dict[str, Any]:
     if isinstance(ref, str):
         root = dict(components.pop(ref.rsplit("/", 1)[1]))
     root.pop("title", None)
+    for schema in (root, *components.values()):
+        if schema.get("required") == []:  # noise, and invalid before draft 6
+            del schema["required"]
     if components:
         root["$defs"] = components
     return root
@@ -59,29 +60,43 @@ class Signature:
     """A function's parameters as a Struct (``args_type``) and its JSON Schema; the
     parameter typed as the request context (if any) is filled in, not read."""
 
-    __slots__ = ("args_type", "params", "context", "schema")
+    __slots__ = ("args_type", "params", "context", "schema", "rest")
 
     def __init__(
-        self, args_type: type, params: tuple[str, ...], context: str | None, schema: dict[str, Any]
+        self,
+        args_type: Any,
+        params: tuple[str, ...],
+        context: str | None,
+        schema: dict[str, Any],
+        rest: bool = False,
     ) -> None:
         self.args_type = args_type
         self.params = params
         self.context = context
         self.schema = schema
+        #: Whether the function takes ``**arguments`` (every argument, as a dict).
+        self.rest = rest
 
     @classmethod
     def of(
         cls, fn: Callable[..., Any], name: str, doc: Doc, context_type: type | None
     ) -> Signature:
-        """``fn``'s parameters (``name``: the Struct's name, seen in error paths)."""
+        """``fn``'s parameters (``name``: the Struct's name, seen in error paths).
+
+        A function taking ``**arguments: T`` alone receives every argument, each checked
+        as a ``T`` (``Any``: as it came), for tools whose arguments are open-ended."""
         hints = typing.get_type_hints(fn, include_extras=True)
         fields: list[tuple[Any, ...]] = []
         params: list[str] = []
         context = None
+        rest: Any = None
         for parameter in inspect.signature(fn).parameters.values():
-            if parameter.kind in _VARIADIC:
-                raise TypeError(f"{fn.__qualname__}: *args and **kwargs cannot be arguments")
             annotation = hints.get(parameter.name, Any)
+            if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+                raise TypeError(f"{fn.__qualname__}: *{parameter.name} cannot take arguments")
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                rest = dict[str, annotation]
+                continue
             if _is_context(annotation, context_type):
                 context = parameter.name
                 continue
@@ -93,6 +108,12 @@ class Signature:
             else:
                 fields.append((parameter.name, annotation, parameter.default))
             params.append(parameter.name)
+        if rest is not None:
+            if params:
+                raise TypeError(
+                    f"{fn.__qualname__}: **arguments takes every argument; {params} cannot too"
+                )
+            return cls(rest, (), context, object_schema(rest), rest=True)
         args_type = msgspec.defstruct(name, fields, kw_only=True)
         return cls(args_type, tuple(params), context, object_schema(args_type))
 
@@ -102,8 +123,28 @@ class Signature:
         """Keyword arguments for the function from a call's ``arguments`` (validated and
         converted; raises ``msgspec.ValidationError`` naming the JSON path). Not
         ``strict``, strings convert to the types that parameters declare."""
-        args = msgspec.convert(given if given is not None else {}, self.args_type, strict=strict)
-        kwargs = {name: getattr(args, name) for name in self.params}
+        try:
+            args = msgspec.convert(
+                given if given is not None else {}, self.args_type, strict=strict
+            )
+        except msgspec.ValidationError:
+            if self.rest and isinstance(given, Mapping):
+                raise self._named(given, strict) from None
+            raise
+        kwargs = dict(args) if self.rest else {name: getattr(args, name) for name in self.params}
         if self.context is not None:
             kwargs[self.context] = ctx
         return kwargs
+
+    def _named(self, given: Mapping[str, Any], strict: bool) -> msgspec.ValidationError:
+        """The error of the first bad ``**arguments`` value, its path naming the key (one
+        conversion of the dict reports ``$[...]``)."""
+        value_type = typing.get_args(self.args_type)[1]
+        for key, value in given.items():
+            try:
+                msgspec.convert(value, value_type, strict=strict)
+            except msgspec.ValidationError as exc:
+                message, at, path = str(exc).partition(" - at `$")
+                where = f"$.{key}{path[:-1]}" if at else f"$.{key}"
+                return msgspec.ValidationError(f"{message} - at `{where}`")
+        return msgspec.ValidationError("Expected `object` with string keys")

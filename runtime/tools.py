@@ -22,6 +22,7 @@ import msgspec
 from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
+from .modern import InputRequired
 from .schemas import Signature, object_schema
 
 log = logging.getLogger("mcpgen.runtime.app")
@@ -104,6 +105,7 @@ class RegisteredTool:
         icons: list[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         execution: Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -113,7 +115,8 @@ class RegisteredTool:
         hints = typing.get_type_hints(fn, include_extras=True)
         returns = hints.get("return", inspect.signature(fn).return_annotation)
         self.output = output_of(returns, types, _pascal(self.name))
-        listing: dict[str, Any] = {"name": self.name, "inputSchema": self.signature.schema}
+        schema = dict(input_schema) if input_schema is not None else self.signature.schema
+        listing: dict[str, Any] = {"name": self.name, "inputSchema": schema}
         for key, value in (
             ("title", title),
             ("description", description or doc.summary),
@@ -144,7 +147,7 @@ class RegisteredTool:
                 value = await value
         except ToolError as exc:
             return self.error(str(exc))
-        except McpError:
+        except (McpError, InputRequired):  # the protocol's own answers, not the tool's
             raise
         except Exception:
             log.exception("tool %r failed", self.name)

@@ -68,6 +68,12 @@ async def dialogue(name: str) -> list[Any]:
     return [f"Hi, I am {name}.", ("assistant", "Hello!"), Image(b"\x89PNG")]
 
 
+@app.prompt
+def welcome() -> str:
+    """Say hello (no arguments: the listing has none)."""
+    return "Hello!"
+
+
 @app.completion(prompt="summarize", argument="topic")
 def topics(value: str, given: dict[str, str]) -> list[str]:
     return [topic for topic in ("history", "hiking", "math") if topic.startswith(value)]
@@ -128,12 +134,15 @@ def test_unknown_and_unmatched_resources_are_refused_and_the_next_read_works(mod
 def test_prompts_are_listed_and_got_with_converted_arguments(mode: str) -> None:
     async def scenario() -> None:
         async with app.test_client(mode=mode) as client:
-            prompts = {p.name: plain(p) for p in (await client.list_prompts()).prompts}
+            first = await client.list_prompts()  # two per page
+            rest = await client.list_prompts(cursor=first.next_cursor)
+            prompts = {p.name: plain(p) for p in (*first.prompts, *rest.prompts)}
             assert prompts["summarize"]["title"] == "Summarize"
             assert prompts["summarize"]["arguments"] == [
                 {"name": "topic", "description": "What to summarize.", "required": True},
                 {"name": "sentences", "description": "How long.", "required": False},
             ]
+            assert "arguments" not in prompts["welcome"]
             got = plain(
                 await client.get_prompt(
                     name="summarize", arguments={"topic": "MCP", "sentences": "2"}

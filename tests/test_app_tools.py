@@ -375,3 +375,98 @@ def test_a_2025_11_25_app_lists_execution_and_duplicates_are_refused() -> None:
         older.add_tool(lambda: "y", name="slow")
     with pytest.raises(TypeError):
         older.add_tool(lambda *args: "z", name="variadic")
+
+
+# -- open-ended arguments ----------------------------------------------------------------------
+
+opened = App("opened", binding=stubs)
+CONDITIONAL = {
+    "type": "object",
+    "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+    "if": {"required": ["phone"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+}
+
+
+@opened.tool(input_schema=CONDITIONAL)
+def contact(**arguments: Any) -> str:
+    """Echo whatever arrives (the schema says more than annotations can)."""
+    return json.dumps(arguments, sort_keys=True)
+
+
+@opened.tool
+def totals(**counts: int) -> int:
+    return sum(counts.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_keyword_arguments_take_every_argument_and_a_given_schema_is_listed(mode: str) -> None:
+    assert listed(opened, "contact", mode)["inputSchema"] == CONDITIONAL
+    assert listed(opened, "totals", mode)["inputSchema"] == {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+    }
+    given = {"email": "a@b", "nested": {"x": [1, 2]}}
+    assert called(opened, "contact", given, mode)["content"][0]["text"] == json.dumps(
+        given, sort_keys=True
+    )
+    assert called(opened, "totals", {"a": 2, "b": 3}, mode)["structuredContent"] == {"result": 5}
+    if mode == "auto":  # 2026-07-28: a tool execution error naming the argument
+        refused = called(opened, "totals", {"a": 2, "b": "x"}, mode)
+        assert refused["isError"] is True and "$.b" in refused["content"][0]["text"]
+    else:  # the SDK-less legacy client negotiates 2025-11-25 too: also a result
+        refused = called(opened, "totals", {"a": "x"}, mode)
+        assert refused["isError"] is True and "$.a" in refused["content"][0]["text"]
+    assert called(opened, "totals", {}, mode)["structuredContent"] == {"result": 0}
+    with pytest.raises(TypeError):
+        opened.add_tool(lambda a, **rest: a, name="mixed")
+
+
+# -- tools that ask the client -------------------------------------------------------------
+
+asking = App("asking", binding=stubs)
+
+
+@asking.tool
+async def greet(ctx: stubs.Context) -> str:
+    """Ask the user's name, then the model for a greeting (two rounds in 2026-07-28)."""
+    form = t.ElicitRequestFormParams(
+        message="Name?",
+        requested_schema=t.convert(
+            {"type": "object", "properties": {"name": {"type": "string"}}},
+            t.ElicitRequestFormParamsRequestedSchema,
+        ),
+    )
+    answer = await ctx.elicit(form, key="name")
+    name = (answer.content or {}).get("name")
+    question = t.SamplingMessage(role="user", content=t.TextContent(text=f"Greet {name}"))
+    said = await ctx.create_message(
+        t.CreateMessageRequestParams(messages=[question], max_tokens=10), key="greeting"
+    )
+    assert isinstance(said.content, t.TextContent)
+    return said.content.text
+
+
+class Answering(c.ClientHandlers):
+    async def elicit(self, params: t.ElicitRequestParams, ctx: c.RequestContext) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def create_message(
+        self, params: t.CreateMessageRequestParams, ctx: c.RequestContext
+    ) -> t.CreateMessageResult:
+        asked = params.messages[0].content
+        assert isinstance(asked, t.TextContent)
+        return t.CreateMessageResult(
+            role="assistant", content=t.TextContent(text=f"{asked.text}!"), model="m"
+        )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_asks_the_client_in_either_era(mode: str) -> None:
+    """Input requests are the protocol's business, not a tool error: in 2026-07-28 they
+    become input-required rounds, in the legacy era requests to the client."""
+    assert listed(asking, "greet", mode)["inputSchema"] == {"type": "object", "properties": {}}
+    result = called(asking, "greet", {}, mode, handlers=Answering())
+    assert result["content"] == [{"type": "text", "text": "Greet Ada!"}]
+    assert "isError" not in result
