@@ -123,10 +123,10 @@ class Signature:
         """Keyword arguments for the function from a call's ``arguments`` (validated and
         converted; raises ``msgspec.ValidationError`` naming the JSON path). Not
         ``strict``, strings convert to the types that parameters declare."""
+        if given is None or given is msgspec.UNSET:  # no arguments sent
+            given = {}
         try:
-            args = msgspec.convert(
-                given if given is not None else {}, self.args_type, strict=strict
-            )
+            args = msgspec.convert(given, self.args_type, strict=strict)
         except msgspec.ValidationError:
             if self.rest and isinstance(given, Mapping):
                 raise self._named(given, strict) from None

@@ -81,7 +81,7 @@ def initialize(version: str, capabilities: dict[str, Any] | None = None) -> dict
 #: the legacy list (a legacy session would wait on our answer).
 COMMON: list[tuple[str, dict[str, Any], float]] = [
     ("tools/list", {}, 1),
-    ("tools/list", {"cursor": "page-2"}, 0.3),
+    ("tools/list", {"cursor": "page-2"}, 0.3),  # a cursor the server never gave: -32602
     *(
         ("tools/call", {"name": name, "arguments": {}}, 1)
         for name in (
@@ -118,11 +118,13 @@ MRTR_TOOLS = (
 )  # fmt: skip
 
 
+def label(params: dict[str, Any]) -> str:
+    """What tells a base message from others of its method."""
+    return str(params.get("name", params.get("uri", params.get("cursor", ""))))
+
+
 def legacy_corpus() -> list[Base]:
-    out = [
-        Base(f"{m} {p.get('name', p.get('uri', ''))}".strip(), "legacy", request(m, p), w)
-        for m, p, w in COMMON
-    ]
+    out = [Base(f"{m} {label(p)}".strip(), "legacy", request(m, p), w) for m, p, w in COMMON]
     out += [Base(m, "legacy", request(m, p), w) for m, p, w in LEGACY_ONLY]
     out += [
         Base("notifications/initialized", "legacy", notification("notifications/initialized"), 0.3),
@@ -139,7 +141,7 @@ def modern_corpus(recorded: Sequence[Base] = ()) -> list[Base]:
         message = request(method, {**params, "_meta": modern_meta(**params.get("_meta", {}))})
         out.append(
             Base(
-                f"modern {method} {params.get('name', params.get('uri', ''))}".strip(),
+                f"modern {method} {label(params)}".strip(),
                 "modern",
                 message,
                 weight,

@@ -470,3 +470,17 @@ def test_a_tool_asks_the_client_in_either_era(mode: str) -> None:
     result = called(asking, "greet", {}, mode, handlers=Answering())
     assert result["content"] == [{"type": "text", "text": "Greet Ada!"}]
     assert "isError" not in result
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_without_arguments_is_a_call_with_none(mode: str) -> None:
+    """``arguments`` is optional on the wire: leaving it out is an empty object."""
+
+    async def scenario() -> None:
+        async with opened.test_client(mode=mode) as client:
+            result = plain(await client.call_tool(name="totals"))
+            assert result["structuredContent"] == {"result": 0}
+            result = plain(await client.call_tool(name="contact"))
+            assert result["content"][0]["text"] == "{}"
+
+    run(scenario())

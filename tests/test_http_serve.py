@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
     sys.path.append(str(ROOT))
 
-from examples.everything import server as fixtures  # noqa: E402
 from examples.everything.__main__ import build_server  # noqa: E402
 
 IMPLS = ["httptools", "h11"]
@@ -68,7 +67,6 @@ class Response:
 @contextmanager
 def running(http: http_serve.HttpImpl, header_timeout: float) -> Iterator[Running]:
     """The everything server's app behind ``http_serve.config``, on an ephemeral port."""
-    previous = fixtures.SERVER
     app = build_server().http_app()
     limits = Limits(header_timeout=header_timeout)
     settings = http_serve.config(
@@ -88,7 +86,6 @@ def running(http: http_serve.HttpImpl, header_timeout: float) -> Iterator[Runnin
     finally:
         server.should_exit = True
         thread.join(10)
-        fixtures.SERVER = previous
         assert not thread.is_alive(), "uvicorn did not stop in time"
 
 
@@ -399,15 +396,11 @@ def test_serve_takes_the_servers_limits(monkeypatch: pytest.MonkeyPatch) -> None
         ran.append(self.config)
 
     monkeypatch.setattr(http_serve.AnnouncingServer, "run", run)
-    previous = fixtures.SERVER
-    try:
-        server = build_server()
-        own = Limits(header_timeout=3.0)
-        monkeypatch.setattr(server, "limits", own, raising=False)
-        http_serve.serve(server, port=0, http="h11", path="/other")
-        http_serve.serve(server, port=0, limits=Limits(header_timeout=4.0))
-    finally:
-        fixtures.SERVER = previous
+    server = build_server()
+    own = Limits(header_timeout=3.0)
+    monkeypatch.setattr(server, "limits", own, raising=False)
+    http_serve.serve(server, port=0, http="h11", path="/other")
+    http_serve.serve(server, port=0, limits=Limits(header_timeout=4.0))
     assert [config.limits.header_timeout for config in ran] == [3.0, 4.0]
     assert ran[0].http is http_serve.H11HeaderTimeout
     assert getattr(ran[0].app, "path") == "/other"

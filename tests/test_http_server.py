@@ -40,13 +40,12 @@ import pytest
 import uvicorn
 
 from mcpgen.generated.v2026_07_28 import server as s
-from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import (
     INVALID_PARAMS,
+    App,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    Server,
 )
 from mcpgen.runtime.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from mcpgen.runtime.http import McpHttpApp
@@ -55,9 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
     sys.path.append(str(ROOT))
 
-from examples.everything import server as fixtures  # noqa: E402
-from examples.everything.__main__ import build_server  # noqa: E402
-from examples.everything.server import Everything  # noqa: E402
+from examples.everything.server import build_app  # noqa: E402
 
 MODERN = "2026-07-28"
 LATEST_LEGACY = "2025-11-25"
@@ -369,29 +366,24 @@ def open_session(
 # -- the in-process server ---------------------------------------------------------------
 
 
-class Probe(Everything):
-    """The everything fixtures plus ``HANG``, a tool that reports progress and then waits
-    until it is cancelled (which it records)."""
+class Probe:
+    """``HANG`` on an everything app: a tool that reports progress and then waits until it
+    is cancelled (which it records)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, app: App) -> None:
         self.started = threading.Event()
         self.cancelled = threading.Event()
+        app.add_tool(self.hang, name=HANG)
 
-    async def call_tool(
-        self, params: t.CallToolRequestParams, ctx: s.Context
-    ) -> t.InputRequiredResultOrCallToolResult:
-        if params.name != HANG:
-            return await super().call_tool(params, ctx)
+    async def hang(self, ctx: s.Context, seconds: float = 30) -> str:
         self.started.set()
         await ctx.report_progress(1, 2, "waiting to be cancelled")
-        arguments = params.arguments if isinstance(params.arguments, dict) else {}
         try:
-            await asyncio.sleep(float(arguments.get("seconds", 30)))
+            await asyncio.sleep(seconds)
         except asyncio.CancelledError:
             self.cancelled.set()
             raise
-        return t.CallToolResult(content=[t.TextContent(text="not cancelled")])
+        return "not cancelled"
 
 
 @dataclass
@@ -437,29 +429,18 @@ class ThreadedUvicorn:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    """The everything server as ``build_server`` makes it, with ``Probe`` handlers."""
-    previous = fixtures.SERVER
-    template = build_server()  # the configuration to copy
-    probe = Probe()
-    server = Server(
-        probe,
-        name=template.info["name"],
-        version=template.info["version"],
-        instructions=template.instructions,
-        list_changed=("tools", "prompts", "resources"),
-    )
-    assert server.capabilities == template.capabilities
-    fixtures.SERVER = server  # the trigger tools announce changes through it
-    app = server.http_app(max_body=SMALL_BODY)
-    runner = ThreadedUvicorn(app)
+    """The everything server as ``build_app`` makes it, plus ``Probe``'s tool."""
+    app = build_app()
+    probe = Probe(app)
+    http_app = app.server.http_app(max_body=SMALL_BODY)
+    runner = ThreadedUvicorn(http_app)
     endpoint = Endpoint(runner.port)
     try:
         runner.start()
-        yield Served(endpoint, probe, app)
+        yield Served(endpoint, probe, http_app)
     finally:
         endpoint.close()
         runner.stop()
-        fixtures.SERVER = previous
 
 
 @pytest.fixture
@@ -675,21 +656,29 @@ def test_mcp_param_headers_are_decoded_and_compared_with_the_arguments(
     endpoint: Endpoint,
 ) -> None:
     """Header names in any case; base64 values decoded; integers compared as numbers;
-    text that merely looks like base64 is literal; absent arguments need no header."""
+    text that merely looks like base64 is literal; null or absent arguments need no header
+    (a null the tool's schema refuses then reaches the tool, which says so)."""
+    matched = "headers matched: "
     cases = [
-        ({"region": "Zürich"}, {"Mcp-Param-REGION": b64_header("Zürich")}),
+        ({"region": "Zürich"}, {"Mcp-Param-REGION": b64_header("Zürich")}, matched),
         (
             {"region": "eu", "priority": 42, "verbose": False},
             {"mcp-param-region": "eu", "mcp-param-priority": "042", "mcp-param-verbose": "false"},
+            matched,
         ),
-        ({"region": "=?base64?ZXU="}, {"mcp-param-region": "=?base64?ZXU="}),
-        ({"region": "eu", "priority": None}, {"mcp-param-region": "eu"}),
+        ({"region": "=?base64?ZXU="}, {"mcp-param-region": "=?base64?ZXU="}, matched),
+        ({"region": "eu"}, {"mcp-param-region": "eu"}, matched),
+        (
+            {"region": "eu", "priority": None},
+            {"mcp-param-region": "eu"},
+            "Invalid arguments for tool 'test_x_mcp_header': Expected `int`, got `null`",
+        ),
     ]
-    for arguments, headers in cases:
+    for arguments, headers, answer in cases:
         request_id, response = endpoint.modern(
             "tools/call", {"name": "test_x_mcp_header", "arguments": arguments}, headers=headers
         )
-        assert text_of(result_of(response, request_id)).startswith("headers matched: "), arguments
+        assert text_of(result_of(response, request_id)).startswith(answer), arguments
 
 
 def test_a_server_that_never_listed_its_tools_still_checks_mcp_param_headers(

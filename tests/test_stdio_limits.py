@@ -170,7 +170,10 @@ def test_every_answer_reaches_a_slow_pipe_before_exit(
             "jsonrpc": "2.0",
             "id": f"g{n}",
             "method": "prompts/get",
-            "params": {"name": "test_prompt_with_arguments", "arguments": {"arg1": big}},
+            "params": {
+                "name": "test_prompt_with_arguments",
+                "arguments": {"arg1": big, "arg2": "b"},
+            },
         }
         for n in range(50)
     ]

@@ -9,20 +9,12 @@ import sys
 from mcpgen.runtime import Server
 from mcpgen.runtime.limits import DEFAULT, Limits
 
-from . import server as fixtures
-from .server import Everything
+from .server import build_app
 
 
 def build_server(limits: Limits | None = None) -> Server:
-    fixtures.SERVER = server = Server(
-        Everything(),
-        name="mcpgen-everything",
-        version="0.1.0",
-        instructions="Conformance fixtures for mcpgen.",
-        list_changed=("tools", "prompts", "resources"),
-        limits=limits,
-    )
-    return server
+    """The everything server (a fresh one per call)."""
+    return build_app(limits).server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,13 +31,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
-    server = build_server(DEFAULT.but(max_message_bytes=args.max_message_bytes))
+    app = build_app(DEFAULT.but(max_message_bytes=args.max_message_bytes))
     if args.transport == "stdio":
-        server.run_stdio()
+        app.run_stdio()
     else:
-        from mcpgen.runtime.http import serve
-
-        serve(server, host=args.host, port=args.port)
+        app.serve_http(host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import struct
 import zlib
 
@@ -34,8 +33,8 @@ def _wav_silence(samples: int = 8) -> bytes:
     )
 
 
-PNG_BASE64 = base64.b64encode(_png_1x1()).decode()
-WAV_BASE64 = base64.b64encode(_wav_silence()).decode()
+PNG = _png_1x1()
+WAV = _wav_silence()
 
 JSON_SCHEMA_2020_12 = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

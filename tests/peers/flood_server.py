@@ -20,32 +20,20 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
 
 from mcpgen.generated.v2026_07_28 import server as s
-from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import Server
 from mcpgen.runtime.http_serve import serve
 from mcpgen.runtime.limits import DEFAULT, Limits
 
-from examples.everything import server as fixtures
-from examples.everything.server import Everything
+from examples.everything.server import build_app
 
 
-class Flood(Everything):
-    """The everything handlers plus ``chatter``."""
-
-    async def call_tool(
-        self, params: t.CallToolRequestParams, ctx: s.Context
-    ) -> t.InputRequiredResultOrCallToolResult:
-        if params.name != "chatter":
-            return await super().call_tool(params, ctx)
-        arguments: dict[str, Any] = params.arguments if isinstance(params.arguments, dict) else {}
-        count = int(arguments.get("count", 10))
-        padding = "x" * int(arguments.get("size", 100))
-        for step in range(1, count + 1):
-            await ctx.report_progress(step, count, padding)
-        return t.CallToolResult(content=[t.TextContent(text=f"chattered {count} times")])
+async def chatter(ctx: s.Context, count: int = 10, size: int = 100) -> str:
+    """Report ``count`` progress notifications of ``size`` characters each, then answer."""
+    padding = "x" * size
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, padding)
+    return f"chattered {count} times"
 
 
 def parse_limits(settings: list[str]) -> Limits:
@@ -65,17 +53,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     limits = parse_limits(args.limit)
-    fixtures.SERVER = server = Server(
-        Flood(),
-        name="mcpgen-flood",
-        version="0.1.0",
-        list_changed=("tools", "prompts", "resources"),
-        limits=limits,
-    )
+    app = build_app(limits, name="mcpgen-flood")
+    app.add_tool(chatter)
     if args.transport == "stdio":
-        server.run_stdio()
+        app.run_stdio()
     else:
-        serve(server, "127.0.0.1", 0, limits=limits, http="httptools")
+        serve(app.server, "127.0.0.1", 0, limits=limits, http="httptools")
 
 
 if __name__ == "__main__":
