@@ -9,8 +9,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from cli_runner import Ran, mcpgen
 from conftest import MIRROR, PINS
 from mcpgen.generator.errors import SchemaError, UsageError
 from mcpgen.generator.fetch import (
@@ -41,18 +40,9 @@ def mirror_copy(tmp_path: Path, *versions: str) -> Path:
     return root
 
 
-def run_cli(
-    *args: str, schema_dir: Path, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MCPGEN_SCHEMA_DIR": str(schema_dir)}
-    env.pop("MCPGEN_SCHEMA_SOURCE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "mcpgen", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
+def run_cli(*args: str, schema_dir: Path, cwd: Path | None = None) -> Ran:
+    return mcpgen(
+        *args, env={"MCPGEN_SCHEMA_DIR": str(schema_dir), "MCPGEN_SCHEMA_SOURCE": None}, cwd=cwd
     )
 
 
