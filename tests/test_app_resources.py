@@ -235,3 +235,46 @@ def test_registration_mistakes_are_caught_at_registration() -> None:
         broken.add_resource("x://{a", lambda a: a)  # not a template
     with pytest.raises(ValueError):
         broken.completion(argument="x")
+
+
+def test_a_modern_listen_stream_gets_updates_of_the_uris_it_named() -> None:
+    """2026-07-28 has no ``resources/subscribe``: a ``subscriptions/listen`` request names
+    the URIs it wants updates of, and only those reach its stream."""
+    from mcpgen.generated.v2026_07_28 import client as modern
+
+    watched = App("watched", binding=stubs)
+    watched.add_resource("notes://a", lambda: "a")
+    watched.add_resource("notes://b", lambda: "b")
+
+    class Listener(modern.ClientHandlers):
+        def __init__(self) -> None:
+            self.updated: list[str] = []
+            self.heard = asyncio.Event()
+
+        async def on_resource_updated(self, params: Any) -> None:
+            self.updated.append(params.uri)
+            self.heard.set()
+
+    async def scenario() -> None:
+        listener = Listener()
+        async with watched.test_client(mode="auto", handlers=listener) as client:
+            assert client.protocol_version == "2026-07-28"
+            filters = {"notifications": {"resourceSubscriptions": ["notes://a"]}}
+            stream = asyncio.create_task(client.session.request("subscriptions/listen", filters))
+            (session,) = watched.server.sessions
+            for _ in range(200):  # until the server has the stream open
+                if session.listening:
+                    break
+                await asyncio.sleep(0.005)
+            assert list(session.listening.values()) == [{"resourceSubscriptions": ["notes://a"]}]
+            await watched.resource_updated("notes://b")  # not asked for
+            await watched.resource_updated("notes://a")
+            await asyncio.wait_for(listener.heard.wait(), 5.0)
+            await asyncio.sleep(0.05)
+            assert listener.updated == ["notes://a"]
+            stream.cancel()  # the client stops listening
+            with pytest.raises(asyncio.CancelledError):
+                await stream
+            assert (await client.read_resource(uri="notes://b")).contents  # still serving
+
+    run(scenario())
