@@ -29,6 +29,9 @@ whether the generator could be the bottleneck (it shares the machine's cores).
 ``--profile`` (automatic when the goal is missed) then breaks mcpgen's server down: the
 ASGI apps driven in process without uvicorn (µs per request: ours, the SDK, bare), and a
 cProfile of ours under wrk load (``bench/servers/http_profiled.py``, toggled by SIGUSR1).
+
+``--app`` (or ``--peers``) adds the registry peers ``ours-app`` and ``sdk-mcpserver`` to the
+same interleaved rounds and prints issue 12's acceptance ratios (``bench/_registry.py``).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from typing import IO, Any
 import msgspec
 
 from . import BENCHMARKS
+from . import _registry as registry
 from ._cprofile import IDLE, calls_to, raw_stats, report
 from ._util import (
     ROOT,
@@ -183,6 +187,16 @@ OURS = ServerSpec("ours", "mcpgen Server.http_app() (2026-07-28 stubs)", "http_o
 SDK = ServerSpec("sdk", "SDK 2.3 low-level streamable_http_app(stateless, json)", "http_sdk.py")
 BARE = ServerSpec("bare", "bare ASGI app + msgspec (ceiling)", "http_bare.py")
 SERVERS = (OURS, SDK, BARE)
+OURS_APP = ServerSpec(
+    "ours-app", "mcpgen App + @app.tool, http_app() (2026-07-28 stubs)", "http_ours_app.py"
+)
+SDK_MCPSERVER = ServerSpec(
+    "sdk-mcpserver",
+    "SDK 2.3 MCPServer + @server.tool(), streamable_http_app(stateless, json)",
+    "http_sdk_mcpserver.py",
+)
+PEERS = {s.key: s for s in (OURS, OURS_APP, SDK, SDK_MCPSERVER, BARE)}
+"""Every server ``--peers`` can name (``SERVERS`` by default)."""
 SDK_STATEFUL = ServerSpec(
     "sdk", "SDK 2.3 streamable_http_app(stateful, json)", "http_sdk.py", ("--stateful",)
 )
@@ -800,8 +814,12 @@ def app_of(key: str) -> App:
     if key == "ours":
         app: App = _load_module("_bench_http_ours", OURS.script).build().http_app()
         return app
-    if key == "sdk":
-        sdk = _load_module("_bench_http_sdk", SDK.script)
+    if key == "ours-app":
+        app = _load_module("_bench_http_ours_app", OURS_APP.script).build().http_app()
+        return app
+    if key in ("sdk", "sdk-mcpserver"):
+        script = SDK.script if key == "sdk" else SDK_MCPSERVER.script
+        sdk = _load_module(f"_bench_http_{key.replace('-', '_')}", script)
         app = sdk.server.streamable_http_app(stateless_http=True, json_response=True)
         return app
     app = _load_module("_bench_http_bare", BARE.script).app
@@ -1026,7 +1044,7 @@ def cpu_profile(
 
 
 def profile(wrk: str, args: argparse.Namespace, modern: dict[str, Any]) -> dict[str, Any]:
-    keys = [k for k in ("ours", "sdk", "bare") if k not in args.skip]
+    keys = [s.key for s in registry.selected(args, PEERS) if s.key not in args.skip]
     progress("profile: the ASGI apps in process, without uvicorn")
     apps = app_only(keys, args.profile_requests, args.concurrency, 3)
     heading(
@@ -1098,7 +1116,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         where.mkdir(parents=True, exist_ok=True)
         modern_script = where / "modern.lua"
         modern_script.write_text(lua_modern())
-        specs = [s for s in SERVERS if s.key not in args.skip]
+        specs = [s for s in registry.selected(args, PEERS) if s.key not in args.skip]
         variant = Variant("modern", specs)
         progress(f"starting {', '.join(s.key for s in specs)}")
         with running(specs, uv) as servers:
@@ -1108,6 +1126,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             note_validation(variant)
             measure_variant(variant, servers, wrk, args)
         result["modern"] = report_variant(variant, args)
+        if registry.wanted([s.key for s in specs]):
+            result["registry_acceptance"] = acceptance(variant, args.concurrency)
 
         if args.legacy:
             specs = [s for s in (OURS, SDK_STATEFUL) if s.key not in args.skip]
@@ -1132,6 +1152,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             note("the goal was missed: profiling mcpgen's server (--no-profile to skip)")
         result["profile"] = profile(wrk, args, result["modern"])
     return emit(NAME, result)
+
+
+def acceptance(variant: Variant, concurrencies: Sequence[int]) -> dict[str, Any]:
+    """Issue 12's ratios at each concurrency (req/s decides the 5×)."""
+
+    def at(c: int) -> Callable[[str], tuple[list[float], list[float]]]:
+        def of(key: str) -> tuple[list[float], list[float]]:
+            cells = variant.cells[(key, c)]
+            return [x.requests_per_s for x in cells], [x.server_cpu_us for x in cells]
+
+        return of
+
+    cells = {f"c{c}": at(c) for c in concurrencies}
+    return registry.acceptance("HTTP (stateless JSON, 2026-07-28)", cells, "rate")
 
 
 def note_validation(variant: Variant) -> None:
@@ -1189,6 +1223,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--skip", action="append", default=[], choices=["bare"], help="leave out the ceiling"
     )
+    registry.add_options(p)
     p.add_argument("--loop", default="auto", help="uvicorn --loop for every server (auto)")
     p.add_argument("--http", default="auto", help="uvicorn --http for every server (auto)")
     p.add_argument("--wrk", default=None, help="the wrk binary (default: wrk on PATH)")

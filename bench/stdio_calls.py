@@ -16,6 +16,9 @@ handshake and a few calls. ``--profile`` (automatic when a goal is missed) then 
 mcpgen's server down: ``-X importtime`` (and what it imports beyond the bare loop), RSS and
 time step by step, what narrowing ``versions`` buys, what the same-version fast path would
 save (in process, per runtime layer, and end to end), and a steady-state cProfile under load.
+
+``--app`` (or ``--peers``) adds the registry peers ``ours-app`` and ``sdk-mcpserver`` to the
+same interleaved rounds and prints issue 12's acceptance ratios (``bench/_registry.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from typing import IO, Any
 import msgspec
 
 from . import BENCHMARKS
+from . import _registry as registry
 from ._cprofile import IDLE
 from ._cprofile import report as profile_report
 from ._util import (
@@ -111,6 +115,12 @@ OURS = ServerSpec("ours", "mcpgen runtime (2025-11-25 stubs)", "ours.py")
 SDK = ServerSpec("sdk", "SDK 2.3 low-level Server", "sdk.py")
 BARE = ServerSpec("bare", "bare asyncio + msgspec", "bare.py")
 SERVERS = (OURS, SDK, BARE)
+OURS_APP = ServerSpec("ours-app", "mcpgen App + @app.tool (2025-11-25 stubs)", "ours_app.py")
+SDK_MCPSERVER = ServerSpec(
+    "sdk-mcpserver", "SDK 2.3 MCPServer + @server.tool()", "sdk_mcpserver.py"
+)
+PEERS = {s.key: s for s in (OURS, OURS_APP, SDK, SDK_MCPSERVER, BARE)}
+"""Every server ``--peers`` can name (``SERVERS`` by default)."""
 OURS_ONE_VERSION = ServerSpec(
     "ours-1v", "mcpgen, versions=[2025-11-25]", "ours.py", ("--versions", PROTOCOL_VERSION)
 )
@@ -400,7 +410,7 @@ def pyc_present() -> dict[str, bool]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    servers = [s for s in SERVERS if s.key not in args.skip]
+    servers = [s for s in registry.selected(args, PEERS) if s.key not in args.skip]
     started_load = load()
 
     progress("warm-up spawn of each server (untimed: writes .pyc caches)")
@@ -428,6 +438,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     result = report(servers, rounds, spawns, floor, args)
     result["pyc_warm"] = pyc
+    if registry.wanted(list(rounds)):
+
+        def per_round(key: str) -> tuple[list[float], list[float]]:
+            return [r.calls_per_s for r in rounds[key]], [r.server_cpu_us for r in rounds[key]]
+
+        result["registry_acceptance"] = registry.acceptance("stdio", {"stdio": per_round}, "cpu")
     result["load_average"] = load_note(started_load)
 
     missed = not all(
@@ -1136,9 +1152,10 @@ def parser() -> argparse.ArgumentParser:
         "--skip",
         action="append",
         default=[],
-        choices=[s.key for s in SERVERS if s is not OURS],
+        choices=[key for key in PEERS if key != OURS.key],
         help="leave out a peer (repeatable)",
     )
+    registry.add_options(p)
     p.add_argument(
         "--profile", action="store_true", help="profile ours even when the goals are met"
     )
