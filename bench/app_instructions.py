@@ -37,6 +37,8 @@ from .http_calls import TEXT, App, Message, Scope
 NAME = "app_instructions"
 DESCRIPTION = BENCHMARKS[NAME]
 APPS = ("bare", "ours", "sdk")
+#: Also measurable (``--apps``): the registry (``App``) and the SDK's ``MCPServer``.
+MORE_APPS = ("ours-app", "sdk-mcpserver")
 NULL = "null"
 NULL_ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"%s"}]}}' % (
     TEXT.encode()
@@ -195,15 +197,23 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
+def app_list(text: str) -> list[str]:
+    keys = [k for k in text.split(",") if k]
+    unknown = [k for k in keys if k not in (*APPS, *MORE_APPS)]
+    if not keys or unknown:
+        raise argparse.ArgumentTypeError(f"unknown apps: {unknown or text!r}")
+    return keys
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=DESCRIPTION)
     p.add_argument("--n1", type=int, default=100, help="requests in the shorter run (100)")
     p.add_argument("--n2", type=int, default=400, help="requests in the longer run (400)")
     p.add_argument(
         "--apps",
-        type=lambda s: s.split(","),
+        type=app_list,
         default=list(APPS),
-        help="comma-separated: bare,ours,sdk",
+        help=f"comma-separated among {','.join((*APPS, *MORE_APPS))} (default: {','.join(APPS)})",
     )
     p.add_argument("--child", nargs=2, metavar=("KEY", "N"), help=argparse.SUPPRESS)
     return p
@@ -216,9 +226,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         return {}
     if args.n2 <= args.n1 or args.n1 < 1:
         raise BenchError("--n2 must exceed --n1, and both be positive")
-    unknown = set(args.apps) - set(APPS)
-    if unknown:
-        raise BenchError(f"unknown apps {sorted(unknown)}: choose from {', '.join(APPS)}")
     return measure(args)
 
 
