@@ -79,7 +79,8 @@ class App:
             "cache": cache,
             "state_key": state_key,
         }
-        #: What is registered, in registration order (lists follow it).
+        #: What is registered, in registration order (lists follow it): tools and prompts by
+        #: name, resources by URI, templates by template (names of those need not differ).
         self.tools: dict[str, RegisteredTool] = {}
         self.prompts: dict[str, RegisteredPrompt] = {}
         self.resources: dict[str, RegisteredResource] = {}
@@ -87,6 +88,8 @@ class App:
         #: ("prompt", name, argument) or ("resource", template, variable) -> completer.
         self.completions: dict[tuple[str, str, str], Completer] = {}
         self._server: Server | None = None
+        #: The kinds the server was made with (those it has handlers and capabilities for).
+        self._served: frozenset[str] = frozenset()
         self._announcing: set[asyncio.Task[None]] = set()
 
     # -- registering ---------------------------------------------------------------------
@@ -102,7 +105,9 @@ class App:
         ``Context`` receives the request context instead); its docstring the description;
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
-        ``icons``, ``meta``, ``execution``, and ``input_schema``: a JSON Schema listed
+        ``icons``, ``meta``, ``execution``, ``blocking`` (a sync function that waits on
+        files, sockets or a database runs in a worker thread; otherwise sync functions run
+        on the event loop, the fastest way for quick ones), and ``input_schema``: a JSON Schema listed
         instead of the derived one (for keywords no type annotation says, such as
         ``if``/``then``); the arguments are still decoded by the signature, so pair it with
         ``**arguments`` to receive them as they came.
@@ -127,7 +132,7 @@ class App:
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Register a function as a prompt: its parameters are the prompt's arguments, it
         returns a ``str``, a list of messages or a ``GetPromptResult``. Options: ``name``,
-        ``title``, ``description``, ``icons``, ``meta``."""
+        ``title``, ``description``, ``icons``, ``meta``, ``blocking`` (as for tools)."""
         return _decorate(fn, lambda f: self.add_prompt(f, **options))
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> RegisteredPrompt:
@@ -144,7 +149,8 @@ class App:
         template (``"notes://{folder}/{name}"``), as a resource template whose variables
         are the function's parameters. It returns text (``str``), bytes, ``File``, a list
         of those, or the version's contents. Options: ``name``, ``title``,
-        ``description``, ``mime_type``, ``icons``, ``annotations``, ``meta``."""
+        ``description``, ``mime_type``, ``icons``, ``annotations``, ``meta``, ``blocking``
+        (as for tools)."""
         return lambda f: (self.add_resource(uri, f, **options), f)[1]
 
     def add_resource(
@@ -152,18 +158,21 @@ class App:
     ) -> RegisteredResource | RegisteredTemplate:
         if is_template(uri):
             template = RegisteredTemplate(uri, fn, self.types, self.context_type, **options)
-            self._add(self.templates, template.name, template, "resources")
+            self._add(self.templates, uri, template, "resources")
             return template
         resource = RegisteredResource(uri, fn, self.types, self.context_type, **options)
         self._add(self.resources, uri, resource, "resources")
         return resource
 
     def remove_resource(self, uri_or_name: str) -> None:
-        """Stop offering a resource (by URI) or a resource template (by name)."""
-        registry: dict[str, Any] = (
-            self.resources if uri_or_name in self.resources else self.templates
-        )
-        del registry[uri_or_name]
+        """Stop offering a resource (by URI) or a resource template (by its template, or
+        by name: the first so named)."""
+        if uri_or_name in self.resources:
+            del self.resources[uri_or_name]
+        else:
+            named = (key for key, t in self.templates.items() if t.name == uri_or_name)
+            key = uri_or_name if uri_or_name in self.templates else next(named, uri_or_name)
+            del self.templates[key]
         self._changed("resources")
 
     def completion(
@@ -177,6 +186,8 @@ class App:
         key = (
             ("prompt", prompt, argument) if prompt is not None else ("resource", resource, argument)
         )
+
+        self._check_served("completions")
 
         def register(fn: F) -> F:
             async def complete(value: str, given: dict[str, str]) -> Iterable[str]:
@@ -196,8 +207,18 @@ class App:
     def _add(self, registry: dict[str, Any], key: str, item: Any, kind: str) -> None:
         if key in registry:
             raise ValueError(f"{kind[:-1]} {key!r} is already registered")
+        self._check_served(kind)
         registry[key] = item
         self._changed(kind)
+
+    def _check_served(self, kind: str) -> None:
+        """Refuse a first thing of a kind the server was made without: its capability was
+        not declared and nothing would answer its requests."""
+        if self._server is not None and kind not in self._served:
+            raise RuntimeError(
+                f"this app's server was made with no {kind}: register at least one before "
+                "serving (app.server), and add or remove them freely after"
+            )
 
     # -- the server ------------------------------------------------------------------------
 
@@ -213,6 +234,10 @@ class App:
                 ("resources", self.resources or self.templates),
             )
             options = {k: v for k, v in self._options.items() if v is not None}
+            self._served = frozenset(
+                [kind for kind, present in kinds if present]
+                + (["completions"] if self.completions else [])
+            )
             self._server = Server(
                 handlers,
                 name=self.name,

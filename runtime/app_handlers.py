@@ -104,8 +104,12 @@ def handlers_class(app: App, base: type) -> type:
             ref, argument = params.ref, params.argument
             if isinstance(ref, types.PromptReference):
                 kind, target = "prompt", ref.name
+                if target not in app.prompts:
+                    raise _unknown("prompt", target, "$.params.ref.name")
             else:
                 kind, target = "resource", str(getattr(ref, "uri", ""))
+                if target not in app.resources and target not in app.templates:
+                    raise _unknown("resource", target, "$.params.ref.uri")
             complete = app.completions.get((kind, target, argument.name))
             values: list[str] = []
             if complete is not None:

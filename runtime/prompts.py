@@ -10,7 +10,6 @@ messages (``str``, ``(role, content)`` pairs, content helpers or the version's
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,7 +18,7 @@ import msgspec
 from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
-from .schemas import Signature
+from .schemas import Signature, call
 
 
 class RegisteredPrompt:
@@ -36,11 +35,12 @@ class RegisteredPrompt:
         description: str | None = None,
         icons: list[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        blocking: bool = False,
     ) -> None:
         self.fn = fn
         self.types = types
         self.name = name or fn.__name__
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.blocking = blocking
         doc = parse(fn.__doc__)
         self.signature = Signature.of(fn, f"{self.name}_arguments", doc, context_type)
         properties = self.signature.schema.get("properties", {})
@@ -74,9 +74,7 @@ class RegisteredPrompt:
                 f"Invalid arguments for prompt {self.name!r}: {exc}",
                 {"prompt": self.name, "detail": str(exc)},
             ) from None
-        value = self.fn(**kwargs)
-        if self.is_async:
-            value = await value
+        value = await call(self.fn, kwargs, self.blocking)
         return self.result(value)
 
     def result(self, value: Any) -> Any:

@@ -10,7 +10,6 @@ a list several, anything else its JSON; the version's own contents or a whole
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,7 +18,7 @@ import msgspec
 from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
-from .schemas import Signature
+from .schemas import Signature, call
 from .uritemplate import UriTemplate
 
 
@@ -45,12 +44,13 @@ class _Readable:
         icons: list[Mapping[str, Any]] | None = None,
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        blocking: bool = False,
     ) -> None:
         self.fn = fn
         self.types = types
         self.name = name or fn.__name__
         self.mime_type = mime_type
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.blocking = blocking
         doc = parse(fn.__doc__)
         self.signature = Signature.of(fn, f"{self.name}_variables", doc, context_type)
         listing["name"] = self.name
@@ -76,9 +76,7 @@ class _Readable:
                 f"Invalid params: {uri} does not fit resource {self.name!r}: {exc}",
                 {"uri": uri},
             ) from None
-        value = self.fn(**kwargs)
-        if self.is_async:
-            value = await value
+        value = await call(self.fn, kwargs, self.blocking)
         return self.contents(uri, value)
 
     def contents(self, uri: str, value: Any) -> Any:

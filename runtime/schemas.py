@@ -8,6 +8,8 @@ from ``Annotated[..., msgspec.Meta(description=...)]`` or, failing that, the doc
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -24,7 +26,11 @@ def object_schema(tp: Any) -> dict[str, Any]:
     (root,), components = msgspec.json.schema_components([tp], ref_template="#/$defs/{name}")
     ref = root.get("$ref")
     if isinstance(ref, str):
-        root = dict(components.pop(ref.rsplit("/", 1)[1]))
+        name = ref.rsplit("/", 1)[1]
+        root = dict(components[name])
+        # A recursive type refers to itself: its definition stays for those references.
+        if msgspec.json.encode(ref) not in msgspec.json.encode(components):
+            del components[name]
     root.pop("title", None)
     for schema in (root, *components.values()):
         if schema.get("required") == []:  # noise, and invalid before draft 6
@@ -94,6 +100,11 @@ class Signature:
             annotation = hints.get(parameter.name, Any)
             if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
                 raise TypeError(f"{fn.__qualname__}: *{parameter.name} cannot take arguments")
+            if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+                raise TypeError(
+                    f"{fn.__qualname__}: {parameter.name} is positional-only; "
+                    "arguments are passed by name"
+                )
             if parameter.kind is inspect.Parameter.VAR_KEYWORD:
                 rest = dict[str, annotation]
                 continue
@@ -148,3 +159,17 @@ class Signature:
                 where = f"$.{key}{path[:-1]}" if at else f"$.{key}"
                 return msgspec.ValidationError(f"{message} - at `{where}`")
         return msgspec.ValidationError("Expected `object` with string keys")
+
+
+async def call(fn: Callable[..., Any], kwargs: Mapping[str, Any], blocking: bool) -> Any:
+    """What ``fn(**kwargs)`` gives, awaited if it is awaitable (an async function, also
+    under a sync decorator). A sync function runs on the event loop, which is fastest,
+    unless it is ``blocking``: then in a worker thread, so that its waiting (files,
+    sockets, a database) holds up no other request."""
+    if blocking and not inspect.iscoroutinefunction(fn):
+        value = await asyncio.to_thread(functools.partial(fn, **kwargs))
+    else:
+        value = fn(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value

@@ -23,7 +23,7 @@ from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
 from .modern import InputRequired
-from .schemas import Signature, object_schema
+from .schemas import Signature, call, object_schema
 
 log = logging.getLogger("mcpgen.runtime.app")
 
@@ -104,12 +104,13 @@ class RegisteredTool:
         annotations: Mapping[str, Any] | None = None,
         icons: list[Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        blocking: bool = False,
         execution: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        self.is_async = inspect.iscoroutinefunction(fn)
+        self.blocking = blocking
         doc = parse(fn.__doc__)
         self.signature = Signature.of(fn, f"{_pascal(self.name)}Arguments", doc, context_type)
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -142,9 +143,7 @@ class RegisteredTool:
         except msgspec.ValidationError as exc:
             return self._invalid(str(exc), ctx)
         try:
-            value = self.fn(**kwargs)
-            if self.is_async:
-                value = await value
+            value = await call(self.fn, kwargs, self.blocking)
         except ToolError as exc:
             return self.error(str(exc))
         except (McpError, InputRequired):  # the protocol's own answers, not the tool's
@@ -174,19 +173,24 @@ class RegisteredTool:
             kind = _kind_of(value, types)
         if kind == "text":
             return types.CallToolResult(content=[types.TextContent(text=str(value))])
-        if kind == "none" or value is None:
+        # An outputSchema promises structured content, even for a None it allows.
+        if kind == "none" or (value is None and kind != "structured"):
             return types.CallToolResult(content=[])
         if kind == "content":
             return self._content(value)
         if kind == "json":  # unannotated and not content: its JSON, as text
-            text = msgspec.json.encode(value).decode()
+            try:
+                text = msgspec.json.encode(value).decode()
+            except (TypeError, ValueError, OverflowError) as exc:  # a value JSON cannot say
+                log.error("tool %r returned a value with no JSON: %s", self.name, exc)
+                return self.error(f"Internal error in tool {self.name!r}: invalid output")
             return types.CallToolResult(content=[types.TextContent(text=text)])
         structured = {"result": value} if output.wrap else value
         try:
             plain = msgspec.to_builtins(
                 msgspec.convert(structured, output.check, from_attributes=True)
             )
-        except msgspec.ValidationError as exc:
+        except (msgspec.ValidationError, TypeError) as exc:  # TypeError: no JSON for an Any
             log.error("tool %r returned a value its outputSchema refuses: %s", self.name, exc)
             return self.error(f"Internal error in tool {self.name!r}: invalid output")
         text = types.TextContent(text=msgspec.json.encode(plain).decode())
