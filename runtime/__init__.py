@@ -25,7 +25,8 @@ from .memory import MemoryTransport, memory_pair
 from .negotiation import ERAS, Versions
 from .schemas import header
 from .server import Server
-from .session import RequestScope, Session, Transport
+from .request_scope import RequestScope
+from .session import Session, Transport
 from .tools import ToolError
 from .wire import CacheHint, CachePolicy
 

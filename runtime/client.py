@@ -34,7 +34,8 @@ from .errors import (
 from .limits import CLIENT, Limits
 from .negotiation import Versions
 from .server import derive_capabilities, implemented
-from .session import ProgressCallback, RequestScope, Session, Transport
+from .request_scope import RequestScope
+from .session import ProgressCallback, Session, Transport
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
 
 log = logging.getLogger("mcpgen.runtime.client")

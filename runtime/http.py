@@ -50,7 +50,8 @@ from .legacy_sessions import LegacySession, SessionTable
 from .limits import DEFAULT, Limits
 from .modern import HttpHeaders
 from .server import Server
-from .session import RequestScope, Session
+from .request_scope import RequestScope
+from .session import Session
 
 log = logging.getLogger("mcpgen.runtime.http")
 

@@ -13,7 +13,8 @@ from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
 from .limits import DEFAULT, Limits
 from .negotiation import Versions
-from .session import RESOURCE_UPDATES, RequestScope, Session, Transport
+from .request_scope import RequestScope
+from .session import RESOURCE_UPDATES, Session, Transport
 from .wire import CachePolicy
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
 
