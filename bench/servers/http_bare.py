@@ -9,11 +9,16 @@ result as JSON and anything else with "method not found"; no header checks. What
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from pathlib import Path
 
 import msgspec
-import uvicorn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as python -I: no script dir
+from uvicorn_cli import options as cli_options  # noqa: E402
+from uvicorn_cli import serve  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -85,21 +90,8 @@ async def app(
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="a bare ASGI echo under uvicorn")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--loop", default="auto", help="uvicorn --loop (auto)")
-    p.add_argument("--http", default="auto", help="uvicorn --http (auto)")
-    return p.parse_args(argv)
+    return cli_options("a bare ASGI echo under uvicorn", argv)
 
 
 if __name__ == "__main__":
-    args = options()
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=args.port,
-        loop=args.loop,
-        http=args.http,
-        log_level="warning",
-        access_log=False,
-    )
+    serve(app, options())

@@ -11,13 +11,16 @@ both eras).
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-import uvicorn
+import sys
+from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import INVALID_PARAMS, McpError, Server
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as python -I: no script dir
+from uvicorn_cli import options as cli_options  # noqa: E402
+from uvicorn_cli import serve  # noqa: E402
 
 
 class Echo(s.ServerHandlers):
@@ -46,23 +49,7 @@ def build() -> Server:
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="mcpgen's echo server over Streamable HTTP")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--loop", default="auto", help="uvicorn --loop (auto)")
-    p.add_argument("--http", default="auto", help="uvicorn --http (auto)")
-    return p.parse_args(argv)
-
-
-def serve(app: Any, args: argparse.Namespace) -> None:
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=args.port,
-        loop=args.loop,
-        http=args.http,
-        log_level="warning",
-        access_log=False,
-    )
+    return cli_options("mcpgen's echo server over Streamable HTTP", argv)
 
 
 if __name__ == "__main__":

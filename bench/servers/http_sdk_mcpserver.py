@@ -11,9 +11,14 @@ INFO by default, which would log a line per request.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as python -I: no script dir
+from uvicorn_cli import options as cli_options  # noqa: E402
+from uvicorn_cli import serve  # noqa: E402
 
 server = MCPServer("sdk-echo", version="1.0.0", log_level="WARNING")
 
@@ -25,23 +30,9 @@ def echo(text: str) -> str:
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="the SDK's MCPServer echo over Streamable HTTP")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--stateful", action="store_true", help="stateless_http=False")
-    p.add_argument("--loop", default="auto", help="uvicorn --loop (auto)")
-    p.add_argument("--http", default="auto", help="uvicorn --http (auto)")
-    return p.parse_args(argv)
+    return cli_options("the SDK's MCPServer echo over Streamable HTTP", argv, stateful=True)
 
 
 if __name__ == "__main__":
     args = options()
-    app = server.streamable_http_app(stateless_http=not args.stateful, json_response=True)
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=args.port,
-        loop=args.loop,
-        http=args.http,
-        log_level="warning",
-        access_log=False,
-    )
+    serve(server.streamable_http_app(stateless_http=not args.stateful, json_response=True), args)
