@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import client as legacy
+from mcpgen.generated.v2026_07_28 import client as modern
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, File, Image, McpError
@@ -191,22 +192,38 @@ def test_completions_for_prompt_arguments_and_template_variables(mode: str) -> N
     run(scenario())
 
 
-def test_a_resource_update_reaches_only_the_sessions_subscribed_to_it() -> None:
+def watched_app() -> App:
     watched = App("watched", binding=stubs)
     watched.add_resource("notes://a", lambda: "a")
     watched.add_resource("notes://b", lambda: "b")
+    return watched
 
-    class Listener(legacy.ClientHandlers):
-        def __init__(self) -> None:
-            self.updated: list[str] = []
-            self.heard = asyncio.Event()
 
-        async def on_resource_updated(self, params: Any) -> None:
-            self.updated.append(params.uri)
-            self.heard.set()
+class Updates:
+    """Client handlers' part that records ``notifications/resources/updated``."""
+
+    def __init__(self) -> None:
+        self.updated: list[str] = []
+        self.heard = asyncio.Event()
+
+    async def on_resource_updated(self, params: Any) -> None:
+        self.updated.append(params.uri)
+        self.heard.set()
+
+
+class LegacyListener(Updates, legacy.ClientHandlers):
+    pass
+
+
+class ModernListener(Updates, modern.ClientHandlers):
+    pass
+
+
+def test_a_resource_update_reaches_only_the_sessions_subscribed_to_it() -> None:
+    watched = watched_app()
 
     async def scenario() -> None:
-        subscriber, bystander = Listener(), Listener()
+        subscriber, bystander = LegacyListener(), LegacyListener()
         options: dict[str, Any] = {"mode": "legacy", "client_class": legacy.Client}
         async with watched.test_client(handlers=subscriber, **options) as one:
             async with watched.test_client(handlers=bystander, **options):
@@ -240,23 +257,10 @@ def test_registration_mistakes_are_caught_at_registration() -> None:
 def test_a_modern_listen_stream_gets_updates_of_the_uris_it_named() -> None:
     """2026-07-28 has no ``resources/subscribe``: a ``subscriptions/listen`` request names
     the URIs it wants updates of, and only those reach its stream."""
-    from mcpgen.generated.v2026_07_28 import client as modern
-
-    watched = App("watched", binding=stubs)
-    watched.add_resource("notes://a", lambda: "a")
-    watched.add_resource("notes://b", lambda: "b")
-
-    class Listener(modern.ClientHandlers):
-        def __init__(self) -> None:
-            self.updated: list[str] = []
-            self.heard = asyncio.Event()
-
-        async def on_resource_updated(self, params: Any) -> None:
-            self.updated.append(params.uri)
-            self.heard.set()
+    watched = watched_app()
 
     async def scenario() -> None:
-        listener = Listener()
+        listener = ModernListener()
         async with watched.test_client(mode="auto", handlers=listener) as client:
             assert client.protocol_version == "2026-07-28"
             filters = {"notifications": {"resourceSubscriptions": ["notes://a"]}}
