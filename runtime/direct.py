@@ -6,6 +6,13 @@ can route a request before reading its body. With the method known, the body dec
 single pass straight into the application's params type, instead of an envelope pass, a
 ``_meta`` probe and a params pass.
 
+A stateless client repeats the same ``_meta`` (version, capabilities, client info) in every
+request, and its typed decode (an open object with nested ones, through Python hooks) is
+the dearest part of the body. The lane decodes ``_meta`` once per distinct text: later
+requests with the same bytes get a copy of the decoded object, and share the peer it
+describes. The copy is of the top level only, so a handler treats what is nested in a
+request's ``_meta`` (and the peer's info and capabilities) as read-only.
+
 The lane only ever accepts. Whenever the body is anything but a well-formed request that
 agrees with its headers (or needs the round-trip state checked), :meth:`DirectLane.read`
 returns None and the caller takes the general path (:meth:`Connection.receive_parsed`),
@@ -15,10 +22,11 @@ which words every refusal in the order the spec sets.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Literal
+import typing
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from . import jsonrpc, modern
 from .connection import Connection
@@ -29,6 +37,10 @@ from .negotiation import MethodSpec, package_of
 
 #: Methods the general path answers itself (no params handler behind them).
 _GENERAL = frozenset({"server/discover", "subscriptions/listen"})
+#: Distinct ``_meta`` texts remembered (all are forgotten when one more comes), and the
+#: longest remembered: at most 64 × 2 KiB of keys, whatever the clients send.
+META_CACHE_ENTRIES = 64
+META_CACHE_TEXT_BYTES = 2048
 
 
 class DirectLane:
@@ -47,9 +59,12 @@ class DirectLane:
         self.max_depth = conn.limits.max_depth
         package = package_of(local.binding)
         self._dec_hook = importlib.import_module(package + "._support").dec_hook
-        #: Method → its row in the application's table and the decoder of a whole request
-        #: (methods that were answerable; an unknown one is looked up, and refused, anew).
-        self._methods: dict[str, tuple[MethodSpec, msgspec.json.Decoder[Any]]] = {}
+        #: Method → how its requests are read (methods that were answerable; an unknown
+        #: one is looked up, and refused, anew).
+        self._methods: dict[str, _Reader] = {}
+        #: ``_meta`` text → its decoded object, checked, and the peer it describes (see
+        #: the module's docstring).
+        self._metas: dict[bytes, tuple[Any, modern.Peer]] = {}
 
     def read(self, body: bytes, http: modern.HttpHeaders) -> IncomingRequest | None:
         """The one request ``body`` holds, decoded and checked against ``http``; None when
@@ -63,22 +78,35 @@ class DirectLane:
             return None
         if jsonrpc.refusal(body, self.max_depth) is not None:
             return None
-        local, decoder = known
+        local = known.spec
         try:
-            request = decoder.decode(body)
+            request = known.decoder.decode(body)
         except Exception:  # msgspec.DecodeError (also every ValidationError), or any other
             return None
+        if request.method != method or request.result is not UNSET or request.error is not UNSET:
+            return None
         params = request.params
-        meta = getattr(params, "meta", UNSET)
-        if (
-            request.method != method
-            or request.result is not UNSET
-            or request.error is not UNSET
-            or not isinstance(meta, dict)
-            or meta.get(modern.PROTOCOL_VERSION) != version
-            or modern.CLIENT_CAPABILITIES not in meta
-            or not _names_agree(method, params, http)
-        ):
+        meta_type = known.meta_type
+        if meta_type is not None:  # _meta came as its text: decoded here, once per text
+            raw = params.meta
+            if raw is UNSET:
+                return None
+            text = bytes(raw)
+            seen = self._metas.get(text) or self._meta(text, known)
+            if seen is None:
+                return None
+            meta = meta_type.__new__(meta_type)
+            dict.update(meta, seen[0])
+            peer = seen[1]
+            fields = msgspec.structs.asdict(params)
+            fields["meta"] = meta
+            params = local.params(**fields)
+        else:
+            meta = getattr(params, "meta", UNSET)
+            if not self._usable(meta):
+                return None
+            peer = modern.Peer(self.conn.local, meta)
+        if not _names_agree(method, params, http):
             return None
         inputs = None
         if method in modern.INPUT_METHODS:
@@ -88,12 +116,36 @@ class DirectLane:
             ):
                 return None  # the state's signature is checked on the general path
             inputs = Inputs({}, None, body)
-        peer = modern.Peer(self.conn.local, meta)
         return IncomingRequest(request.id, local, params, meta, None, peer, inputs, http.params)
 
-    def _learn(self, method: str) -> tuple[MethodSpec, msgspec.json.Decoder[Any]] | None:
-        """The row and decoder of ``method``, remembered; None when the general path
-        answers it (a stateful connection, no params, a method not served here)."""
+    def _usable(self, meta: Any) -> TypeGuard[dict[str, Any]]:
+        """A modern request's ``_meta`` names this lane's version and the capabilities."""
+        return (
+            isinstance(meta, dict)
+            and meta.get(modern.PROTOCOL_VERSION) == self.version
+            and modern.CLIENT_CAPABILITIES in meta
+        )
+
+    def _meta(self, text: bytes, known: _Reader) -> tuple[Any, modern.Peer] | None:
+        """``text`` decoded as a request's ``_meta`` and its peer (remembered), or None
+        when it is not one this lane takes."""
+        assert known.meta_decoder is not None
+        try:
+            meta = known.meta_decoder.decode(text)
+        except Exception:  # as for the whole body: the general path words the refusal
+            return None
+        if not self._usable(meta):
+            return None
+        seen = (meta, modern.Peer(self.conn.local, meta))
+        if len(text) <= META_CACHE_TEXT_BYTES:
+            if len(self._metas) >= META_CACHE_ENTRIES:
+                self._metas.clear()
+            self._metas[text] = seen
+        return seen
+
+    def _learn(self, method: str) -> _Reader | None:
+        """How ``method`` is read, remembered; None when the general path answers it (a
+        stateful connection, no params, a method not served here)."""
         conn = self.conn
         if conn.version is not None or method in _GENERAL:
             return None
@@ -103,8 +155,57 @@ class DirectLane:
             return None
         if local.params is None:
             return None
-        known = self._methods[method] = (local, _request_decoder(local.params, self._dec_hook))
+        known = self._methods[method] = _Reader.of(local, self._dec_hook)
         return known
+
+
+class _Reader(NamedTuple):
+    """How the lane reads one method's requests."""
+
+    spec: MethodSpec
+    #: Decodes a whole request; its params are ``spec.params`` but for ``_meta``, kept as
+    #: its text when ``meta_type`` is set (then ``meta_decoder`` decodes that text).
+    decoder: msgspec.json.Decoder[Any]
+    meta_type: Any
+    meta_decoder: msgspec.json.Decoder[Any] | None
+
+    @classmethod
+    def of(cls, spec: MethodSpec, dec_hook: Any) -> _Reader:
+        params_type = spec.params
+        fields = msgspec.structs.fields(params_type)
+        meta = next((f for f in fields if f.name == "meta" and f.encode_name == "_meta"), None)
+        meta_type = _open_type(meta.type) if meta is not None else None
+        if meta is None or meta_type is None:
+            return cls(spec, _request_decoder(params_type, dec_hook), None, None)
+        shape = msgspec.defstruct(
+            f"{params_type.__name__}WithMetaText",
+            [
+                (
+                    (f.name, msgspec.Raw | UnsetType, msgspec.field(name="_meta", default=UNSET))
+                    if f is meta
+                    else (f.name, f.type, _same_field(f))
+                )
+                for f in fields
+            ],
+            kw_only=True,
+        )
+        meta_decoder = msgspec.json.Decoder(meta_type, dec_hook=dec_hook)
+        return cls(spec, _request_decoder(shape, dec_hook), meta_type, meta_decoder)
+
+
+def _same_field(info: msgspec.structs.FieldInfo) -> Any:
+    """A field as ``info`` describes it (its wire name, its default)."""
+    if info.default_factory is not msgspec.NODEFAULT:
+        return msgspec.field(name=info.encode_name, default_factory=info.default_factory)
+    return msgspec.field(name=info.encode_name, default=info.default)
+
+
+def _open_type(annotation: Any) -> Any:
+    """The open-object class a params ``_meta`` field holds (``T | UnsetType``), or None."""
+    members = [a for a in typing.get_args(annotation) if a is not UnsetType] or [annotation]
+    if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], dict):
+        return members[0]
+    return None
 
 
 def _request_decoder(params_type: Any, dec_hook: Any) -> msgspec.json.Decoder[Any]:
@@ -130,9 +231,13 @@ def _names_agree(method: str, params: Any, http: modern.HttpHeaders) -> bool:
     field = modern.NAME_FIELDS.get(method)
     if field is None:
         return True
-    if http.name is None:
+    name = http.name
+    if name is None:
         return False
+    value = getattr(params, field)
+    if name == value and not name.startswith("=?"):  # literal and equal: nothing to undo
+        return True
     try:
-        return modern.decode_header_value(http.name.strip()) == getattr(params, field)
+        return modern.decode_header_value(name.strip()) == value
     except McpError:
         return False

@@ -304,3 +304,52 @@ def test_arbitrary_bodies_are_declined_and_the_lane_still_reads_the_next_request
     case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
     assert not check(app, body, _headers(case))
     assert check(app, case.body(), _headers(case))
+
+
+def _read(app: McpHttpApp, case: Case) -> IncomingRequest:
+    headers = _headers(case)
+    http = _mcp_headers(headers, headers[b"mcp-protocol-version"].decode())
+    event = app.direct.read(case.body(), http)
+    assert event is not None
+    return event
+
+
+def test_a_repeated_meta_is_decoded_once_and_each_request_gets_its_own_copy() -> None:
+    app = build_server().http_app()
+    case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+    first = _read(app, case)
+    first.params.meta["com.example/added"] = 1  # a handler writing to its request's _meta
+    second = _read(app, case)
+    assert "com.example/added" not in second.meta
+    assert second.meta is not first.meta and type(second.meta) is type(first.meta)
+    assert second.params.meta is second.meta
+    assert check(app, case.body(), _headers(case))  # still what the general path reads
+    assert len(app.direct._metas) == 1  # noqa: SLF001 - the cache under test
+
+
+def test_the_meta_cache_stays_bounded_and_long_metas_are_not_kept() -> None:
+    from mcpgen.runtime.direct import META_CACHE_ENTRIES, META_CACHE_TEXT_BYTES
+
+    app = build_server().http_app()
+    metas = app.direct._metas  # noqa: SLF001 - the cache under test
+    for n in range(3 * META_CACHE_ENTRIES):
+        case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+        case.meta["progressToken"] = f"token-{n}"  # a distinct _meta per request
+        assert _read(app, case).meta["progressToken"] == f"token-{n}"
+        assert len(metas) <= META_CACHE_ENTRIES
+    metas.clear()
+    case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+    case.meta["com.example/padding"] = "x" * META_CACHE_TEXT_BYTES
+    assert _read(app, case).meta["com.example/padding"] == "x" * META_CACHE_TEXT_BYTES
+    assert not metas
+    assert check(app, case.body(), _headers(case))
+
+
+def test_a_bad_meta_is_declined_after_a_good_one_with_the_same_start() -> None:
+    app = build_server().http_app()
+    good = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+    _read(app, good)
+    bad = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+    bad.meta[INFO] = {"name": "lane-test"}  # no version: not an Implementation
+    assert not check(app, bad.body(), _headers(bad))
+    assert check(app, good.body(), _headers(good))
