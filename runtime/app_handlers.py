@@ -4,7 +4,7 @@ server's capabilities follow what is registered."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import INVALID_PARAMS, McpError, resource_not_found
@@ -44,11 +44,12 @@ def handlers_class(app: App, base: type) -> type:
         async def list_tools(_: Any, params: Any, ctx: Any) -> Any:
             return _paged(app, list(app.tools.values()), params, "tools", types.ListToolsResult)
 
-        async def call_tool(_: Any, params: Any, ctx: Any) -> Any:
+        def call_tool(_: Any, params: Any, ctx: Any) -> Awaitable[Any]:
+            # The tool's own coroutine is the handler's: no frame of this one in between.
             tool = app.tools.get(params.name)
             if tool is None:
                 raise _unknown("tool", params.name, "$.params.name")
-            return await tool.call(params.arguments, ctx)
+            return tool.call(params.arguments, ctx)
 
         methods.update(list_tools=list_tools, call_tool=call_tool)
     if app.prompts:

@@ -158,7 +158,8 @@ class McpHttpApp:
     # -- POST -------------------------------------------------------------------------------
 
     async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
-        if not _is_json(headers.get(b"content-type", b"")):
+        content_type = headers.get(b"content-type", b"")
+        if content_type != b"application/json" and not _is_json(content_type):
             await refuse(send, 415, "Unsupported Media Type: use application/json")
             return
         if not _accepts_answers(headers.get(b"accept", b"")):
@@ -415,7 +416,7 @@ class McpHttpApp:
         elif answer is None:
             await responder.close()
         else:
-            await responder.send(answer[0], request_id, True, answer[1])
+            await responder.answer(answer[0], answer[1])
 
     @staticmethod
     async def _cancel_on_leave(
@@ -510,10 +511,11 @@ def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:
 
 def _mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
     """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)."""
+    method, name = headers.get(b"mcp-method"), headers.get(b"mcp-name")
     return HttpHeaders(
         protocol_version,
-        text(headers, b"mcp-method"),
-        text(headers, b"mcp-name"),
+        None if method is None else method.decode("latin-1"),
+        None if name is None else name.decode("latin-1"),
         _ParamHeaders(headers),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 
 from .asgi import Receive, Send, end_body, respond, sse_event, start_sse, wait_disconnect
 from .jsonrpc import RequestId
@@ -161,6 +161,15 @@ class Responder(_PushedTo):
         if final:
             self.done = True
             await end_body(self.asgi_send)
+
+    def answer(self, data: bytes, status: int | None) -> Awaitable[None]:
+        """What ``send(data, final=True)`` does; when the answer is the whole response
+        (nothing was streamed), that response's writing itself, with no coroutine of
+        this method's in between."""
+        if self.started or self.done:
+            return self.send(data, self.request_id, True, status)
+        self.done = True
+        return respond(self.asgi_send, status or 200, data)
 
     async def close(self) -> None:
         """End the response if the handler ended without an answer (it was cancelled)."""

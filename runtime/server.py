@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -158,19 +158,42 @@ class Server:
             cache=self.cache,
         )
 
-    async def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+    def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
+        """The request's answer, to await. Most requests need nothing done around their
+        handler: theirs is the handler's own awaitable, with no coroutine of this
+        method's in between."""
         handler = self.implemented.get(event.spec.handler)
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         ctx = self.context_class(scope) if self.context_class is not None else scope
         name = event.spec.name
-        if event.param_headers is not None and name == CALL_TOOL:
+        if name == CALL_TOOL and event.param_headers is not None:
             tool = getattr(event.params, "name", "")
             if self.tool_headers.must_learn(tool):
-                await self._learn_tools(event, ctx)
+                return self._call_learning(event, ctx, handler, tool)
             self.tool_headers.check(
                 tool, getattr(event.params, "arguments", None), event.param_headers
             )
+        elif name == LIST_TOOLS or name in SUBSCRIBING:
+            return self._handle_then_note(event, scope, ctx, handler)
+        return handler(event.params, ctx)
+
+    async def _call_learning(
+        self, event: c.IncomingRequest, ctx: Any, handler: Callable[..., Any], tool: str
+    ) -> Any:
+        """A tool call whose tool's header annotations are not known yet: the tools are
+        listed first, then the call's headers checked."""
+        assert event.param_headers is not None
+        await self._learn_tools(event, ctx)
+        self.tool_headers.check(tool, getattr(event.params, "arguments", None), event.param_headers)
+        return await handler(event.params, ctx)
+
+    async def _handle_then_note(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Any:
+        """A request whose answer the server notes: a tool listing (its tools' header
+        annotations), a (un)subscription the handler accepted."""
+        name = event.spec.name
         result = await handler(event.params, ctx)
         if name == LIST_TOOLS:
             self.tool_headers.learn(result)

@@ -23,7 +23,7 @@ from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
 from .modern import InputRequired
-from .schemas import Signature, call, object_schema
+from .schemas import Signature, awaitable, call, object_schema
 
 log = logging.getLogger("mcpgen.runtime.app")
 
@@ -143,7 +143,12 @@ class RegisteredTool:
         except msgspec.ValidationError as exc:
             return self._invalid(str(exc), ctx)
         try:
-            value = await call(self.fn, kwargs, self.blocking)
+            if self.blocking:
+                value = await call(self.fn, kwargs, True)
+            else:  # called here, not through call(): no coroutine of its own
+                value = self.fn(**kwargs)
+                if awaitable(value):
+                    value = await value
         except ToolError as exc:
             return self.error(str(exc))
         except (McpError, InputRequired):  # the protocol's own answers, not the tool's
