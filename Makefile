@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 MCPGEN_SCHEMA_SOURCE ?=
 export MCPGEN_SCHEMA_SOURCE
 
-.PHONY: all setup fetch generate check test tests unit conformance lint typecheck format bench clean
+.PHONY: all setup fetch generate check test tests unit conformance lint typecheck format bench dist clean
 
 all: generate
 
@@ -56,6 +56,29 @@ format: setup
 bench: generate
 	$(BIN)/python -m bench
 
+# An sdist and a wheel in $(DIST) (default dist/), made from the tracked files as they
+# are in the working tree plus bindings of every pinned version generated afresh from the
+# pinned, sha256-verified schemas: nothing else of this checkout (no stale generated/,
+# no fetched schemas) goes in. Every file is dated at the last commit (SOURCE_DATE_EPOCH),
+# so two builds of one commit give byte-identical wheels. Next to them, the wheels of
+# every dependency (all extras) and of what a scaffolded project needs to build and test
+# (setuptools, pytest), for this platform: offline, `pip install --no-index --find-links
+# dist 'mcpgen[http]'`.
+DIST ?= dist
+DIST_SRC := build/dist-src
+dist: fetch
+	rm -rf $(DIST_SRC) $(DIST)/mcpgen-* && mkdir -p $(DIST_SRC) $(DIST)
+	git ls-files -z | tar --null --no-recursion -T - -cf - | tar -xf - -C $(DIST_SRC)
+	$(BIN)/mcpgen generate --version all --out $(DIST_SRC) >/dev/null
+	epoch=$$(git log -1 --format=%ct) && \
+	find $(DIST_SRC) -exec touch -h -d @$$epoch {} + && \
+	cd $(DIST_SRC) && SOURCE_DATE_EPOCH=$$epoch $(abspath $(BIN))/pyproject-build \
+		--outdir $(abspath $(DIST)) . >$(abspath $(DIST_SRC)).log 2>&1 \
+		|| { tail -30 $(abspath $(DIST_SRC)).log; exit 1; }
+	$(BIN)/python -m pip download -q --disable-pip-version-check --dest $(DIST) \
+		"$$(ls $(DIST)/mcpgen-*.whl)[http,generator]" "setuptools>=77" "pytest>=8"
+	@ls -1 $(DIST)/mcpgen-*
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache
 	find generated -mindepth 1 -not -name README.md -not -name .gitignore -delete
