@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -87,20 +88,81 @@ def module_name(version: str) -> str:
     return "draft" if version == "draft" else "v" + version.replace("-", "_")
 
 
+# -- where mcpgen reads and writes ----------------------------------------------------------
+#
+# A source checkout keeps its fetched schemas in its own ``schema/`` (git ignores them) and
+# its pins in ``schema/pins.json`` (committed). An installed mcpgen never writes into its
+# installation, so that uninstalling it leaves nothing behind: fetched schemas go to a
+# per-user cache directory, and versions pinned with ``schema add`` to a per-user pins file
+# laid over the pins it was built with.
+
+_schema_dir_override: Path | None = None
+
+
+def in_checkout() -> bool:
+    """Whether this mcpgen runs from a source checkout (not an installed wheel)."""
+    return (PACKAGE_DIR / "pyproject.toml").is_file()
+
+
+def user_dir(kind: Literal["cache", "data"]) -> Path:
+    """mcpgen's per-user cache or data directory, where the platform keeps them
+    (``$XDG_CACHE_HOME``/``$XDG_DATA_HOME`` or ``~/.cache``/``~/.local/share``; macOS
+    ``~/Library/Caches``/``~/Library/Application Support``; Windows ``%LOCALAPPDATA%``)."""
+    home = Path.home()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+        return base / "mcpgen" / ("Cache" if kind == "cache" else "Data")
+    if sys.platform == "darwin":
+        folder = "Caches" if kind == "cache" else "Application Support"
+        return home / "Library" / folder / "mcpgen"
+    variable, fallback = (
+        ("XDG_CACHE_HOME", home / ".cache")
+        if kind == "cache"
+        else ("XDG_DATA_HOME", home / ".local" / "share")
+    )
+    return Path(os.environ.get(variable) or fallback) / "mcpgen"
+
+
+def use_schema_dir(path: Path | None) -> None:
+    """Read and write schemas under ``path`` from now on (the CLI's ``--schema-dir``);
+    None goes back to ``$MCPGEN_SCHEMA_DIR`` or the default."""
+    global _schema_dir_override
+    _schema_dir_override = path
+
+
 def schema_dir() -> Path:
-    """Where fetched schemas live: ``$MCPGEN_SCHEMA_DIR`` or the package's ``schema/``."""
+    """Where fetched schemas live: ``--schema-dir``, ``$MCPGEN_SCHEMA_DIR``, a checkout's
+    ``schema/``, or the user cache directory's ``schema/``."""
+    if _schema_dir_override is not None:
+        return _schema_dir_override
     env = os.environ.get("MCPGEN_SCHEMA_DIR")
-    return Path(env) if env else PACKAGE_DIR / "schema"
+    if env:
+        return Path(env)
+    return PACKAGE_DIR / "schema" if in_checkout() else user_dir("cache") / "schema"
 
 
 def pins_file() -> Path:
-    """``$MCPGEN_PINS`` or the package's ``schema/pins.json``."""
+    """Where pins are saved: ``$MCPGEN_PINS``, a checkout's ``schema/pins.json``, or an
+    installed mcpgen's per-user pins file (read over the pins it was built with)."""
     env = os.environ.get("MCPGEN_PINS")
-    return Path(env) if env else PINS_FILE
+    if env:
+        return Path(env)
+    return PINS_FILE if in_checkout() else user_dir("data") / "pins.json"
 
 
 def load_pins(path: Path | None = None) -> Pins:
-    path = path or pins_file()
+    """The pins in ``path``, or (by default) the pins in force: an installed mcpgen's
+    own, with the user's pins laid over them."""
+    if path is not None or os.environ.get("MCPGEN_PINS") or in_checkout():
+        return _read_pins(path or pins_file())
+    pins = _read_pins(PINS_FILE)
+    user = pins_file()
+    if user.is_file():
+        pins.versions.update(_read_pins(user).versions)
+    return pins
+
+
+def _read_pins(path: Path) -> Pins:
     try:
         return msgspec.json.decode(path.read_bytes(), type=Pins)
     except FileNotFoundError:
@@ -112,8 +174,17 @@ def load_pins(path: Path | None = None) -> Pins:
 
 
 def save_pins(pins: Pins, path: Path | None = None) -> None:
-    path = path or pins_file()
+    """Save ``pins`` to ``path`` (default :func:`pins_file`). An installed mcpgen's
+    per-user file keeps only what differs from the pins it was built with, so that the
+    pins of a newer mcpgen are not shadowed by stale copies."""
+    if path is None:
+        path = pins_file()
+        if path != PINS_FILE and not os.environ.get("MCPGEN_PINS"):
+            built = _read_pins(PINS_FILE).versions
+            own = {v: p for v, p in pins.versions.items() if built.get(v) != p}
+            pins = Pins(upstream=pins.upstream, versions=own)
     data = json.loads(msgspec.json.encode(pins))
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     tmp.replace(path)

@@ -64,15 +64,18 @@ def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
 
 
 def package_root(package: str, out: Path | None) -> Path:
-    """The directory of ``package`` under ``out``.
+    """The directory of ``package`` under ``out`` (default: the current directory).
 
-    Without ``out``, the default package ``mcpgen.generated`` is the ``generated/`` folder
-    of this installation (the checkout's ``generated/``, linked into ``mcpgen/``); any other
-    package goes under the current directory.
+    mcpgen never writes into its own installation: in a source checkout, ``mcpgen
+    generate`` run from the checkout's root writes ``mcpgen/generated``, which is linked
+    to the checkout's ``generated/`` (what ``make generate`` does).
     """
-    if out is None and package == DEFAULT_PACKAGE:
-        return PACKAGE_DIR / "generated"
     return (out or Path.cwd()) / package_path(package)
+
+
+def bundled_root() -> Path:
+    """Where the bindings this mcpgen imports as ``mcpgen.generated`` live (read only)."""
+    return PACKAGE_DIR / "generated"
 
 
 def generate(

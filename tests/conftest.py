@@ -26,6 +26,7 @@ SLOW_MODULES = frozenset(
     {
         "test_app_sdk",
         "test_cli",
+        "test_dist",
         "test_floods",
         "test_fuzz",
         "test_http_serve",
@@ -33,6 +34,7 @@ SLOW_MODULES = frozenset(
         "test_interop_http",
         "test_interop_sdk",
         "test_readme",
+        "test_scaffold",
         "test_stdio_limits",
         "test_stdio_runtime",
         "test_wire_validity",
@@ -70,7 +72,7 @@ def fetched(pins: Pins) -> Path:
 @pytest.fixture(scope="session")
 def generated(fetched: Path) -> dict[str, ModuleType]:
     """``mcpgen.generated`` brought up to date; version → its ``types`` module."""
-    generate(VERSIONS, inputs=Inputs.load())
+    generate(VERSIONS, out=ROOT, inputs=Inputs.load())  # the checkout's mcpgen/generated
     index = importlib.import_module("mcpgen.generated")
     importlib.reload(index)
     return {v: index.load(v) for v in VERSIONS}
