@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .errors import McpgenError
+from .cli_errors import OneLineErrorGroup
 
 EXAMPLES = {
     "fetch": "mcpgen schema fetch --version all --from ../shared/mcp-schema",
@@ -18,22 +18,52 @@ EXAMPLES = {
 }
 
 
+ENVIRONMENT = """\b
+Environment variables:
+  MCPGEN_SCHEMA_SOURCE  --from of `schema fetch` and `schema add` when not given: DIR or URL
+  MCPGEN_SCHEMA_DIR     where schemas are fetched to and read from (--schema-dir wins)
+  MCPGEN_PINS           the pins file every command reads and `schema add` writes
+  XDG_CACHE_HOME        base of the per-user cache directory (default: ~/.cache)
+  XDG_DATA_HOME         base of the per-user data directory (default: ~/.local/share)
+  LOCALAPPDATA          Windows: base of both per-user directories
+
+\b
+Defaults:
+  --from    the upstream repository at the pinned commit
+  schemas   a source checkout's schema/; an installed mcpgen's per-user cache
+            directory: ~/.cache/mcpgen/schema (macOS: ~/Library/Caches/mcpgen/schema)
+  pins      a source checkout's schema/pins.json; an installed mcpgen's own pins with
+            ~/.local/share/mcpgen/pins.json (what `schema add` wrote) laid over them
+  generate  writes the package under the current directory (--out DIR: under DIR)
+"""
+
+
 def _progress(message: str) -> None:
     click.echo(f"  {message}", err=True)
 
 
-class _Group(click.Group):
-    def invoke(self, ctx: click.Context) -> object:
-        try:
-            return super().invoke(ctx)
-        except McpgenError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
-            ctx.exit(exc.code)
+def _in_range(value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise click.BadParameter(f"{value} is not between {low} and {high}")
+    return value
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    "mcpgen",
+    cls=OneLineErrorGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=ENVIRONMENT,
+)
 @click.version_option(package_name="mcpgen")
-def main() -> None:
+@click.option(
+    "--schema-dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where schemas are fetched to and read from in this run "
+    "(default: $MCPGEN_SCHEMA_DIR, else as under Defaults below).",
+)
+@click.pass_context
+def main(ctx: click.Context, schema_dir: Path | None) -> None:
     """Generate typed msgspec bindings for every Model Context Protocol version.
 
     \b
@@ -42,6 +72,11 @@ def main() -> None:
       mcpgen generate --version all
       mcpgen generate --version 2025-11-25 --package acme.mcp --out src
     """
+    if schema_dir is not None:
+        from .pins import use_schema_dir
+
+        use_schema_dir(schema_dir.expanduser().absolute())
+        ctx.call_on_close(lambda: use_schema_dir(None))
 
 
 @main.group()
@@ -64,7 +99,10 @@ def schema() -> None:
     help="Local mirror or base URL (default: $MCPGEN_SCHEMA_SOURCE, else the pinned upstream URL).",
 )
 def schema_fetch(version: str, source: str | None) -> None:
-    """Fetch pinned schema files into schema/<version>/, verified by sha256.
+    """Fetch pinned schema files, verified by sha256, into the schema directory.
+
+    The schema directory is --schema-dir, else $MCPGEN_SCHEMA_DIR, else as `mcpgen --help`
+    says under Defaults; each version goes to its own <version>/ folder.
 
     \b
     Example:
@@ -87,15 +125,19 @@ def schema_fetch(version: str, source: str | None) -> None:
     "--from",
     "source",
     metavar="DIR|URL",
-    help="Where to read the files (default: upstream at --commit).",
+    help="Where to read the files (default: $MCPGEN_SCHEMA_SOURCE, else upstream at --commit).",
 )
 @click.option(
     "--era",
     type=click.Choice(["legacy", "modern"]),
     help="Default: modern unless the schema defines InitializeRequest.",
 )
-def schema_add(version: str, commit: str, source: str | None, era: str | None) -> None:
+@click.option("--force", is_flag=True, help="Re-pin a version that is already pinned.")
+def schema_add(version: str, commit: str, source: str | None, era: str | None, force: bool) -> None:
     """Pin a new protocol version: record its commit, era, dialect and file hashes.
+
+    A version already pinned is re-pinned only with --force. A mirror directory whose
+    MANIFEST.md names its upstream commit must hold --commit.
 
     \b
     Example:
@@ -103,7 +145,7 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None) -
     """
     from .fetch import add_pin
 
-    pin = add_pin(version, commit, source, era)
+    pin = add_pin(version, commit, source, era, force=force)
     click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
 
 
@@ -124,14 +166,21 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None) -
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory the package path is created under (default: generated/ for the default package, else the current directory).",
+    help="Directory the package path is created under (default: the current directory).",
 )
 @click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 and list the files that would change.",
 )
-@click.option("--jobs", default=2, show_default=True, help="Processes used to format with black.")
+@click.option(
+    "--jobs",
+    type=int,
+    default=2,
+    show_default=True,
+    callback=lambda ctx, param, value: _in_range(value, 1, 64),
+    help="Processes used to format with black (1 to 64).",
+)
 def generate(version: str, package: str, out: Path | None, check: bool, jobs: int) -> None:
     """Generate bindings for pinned versions (schemas must be fetched first).
 
@@ -183,10 +232,10 @@ def versions() -> None:
     """
     from .fetch import is_fetched
     from .pins import load_pins, module_name
-    from .pipeline import DEFAULT_PACKAGE, package_root
+    from .pipeline import bundled_root
 
     pins = load_pins()
-    root = package_root(DEFAULT_PACKAGE, None)
+    root = bundled_root()
     rows = [("version", "era", "dialect", "commit", "fetched", "generated")]
     for v in pins.ordered():
         pin = pins.versions[v]

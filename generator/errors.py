@@ -5,10 +5,15 @@ Exit codes are part of the interface and documented in the README:
 
     0  success
     1  ``generate --check``: generated output would change
-    2  usage error (unknown option, unknown version, invalid name)
-    3  schema acquisition failed (missing file, checksum mismatch, unreachable source, bad JSON)
+    2  usage error (unknown command or option, missing argument, bad option value, unknown
+       version, invalid name): click's own usage errors included
+    3  schema acquisition failed (missing file, checksum mismatch, unreachable source, bad JSON,
+       a mirror whose manifest names another commit than ``schema add --commit``)
     4  schema cannot be turned into bindings (patch no longer applies, unsupported construct)
-    5  target exists (``mcpgen new`` into a non-empty directory without ``--force``)
+    5  target exists without ``--force`` (``mcpgen new`` into a non-empty directory,
+       ``schema add`` of a version already pinned)
+    6  a file or directory cannot be read or written (a parent that is a file, no
+       permission, disk full): the CLI reports any ``OSError`` it did not expect this way
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ EXIT_USAGE = 2
 EXIT_SCHEMA = 3
 EXIT_GENERATE = 4
 EXIT_EXISTS = 5
+EXIT_FILESYSTEM = 6
 
 
 class McpgenError(Exception):
@@ -49,3 +55,9 @@ class SchemaError(McpgenError):
 
 class GenerateError(McpgenError):
     code = EXIT_GENERATE
+
+
+class ExistsError(McpgenError):
+    """Something is already there and ``--force`` was not given."""
+
+    code = EXIT_EXISTS

@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from .fsops import replace_directory
-from .errors import SchemaError, UsageError
+from .errors import ExistsError, SchemaError, UsageError
 from .pins import Era, Pin, Pins, load_pins, schema_dir
 
 SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
 URL_TIMEOUT_S = 30.0
+#: A mirror's ``MANIFEST.md`` names the upstream commit it copies: "... commit `<sha>` ...".
+MANIFEST = "MANIFEST.md"
+_MANIFEST_COMMIT = re.compile(r"\bcommit\s+`([0-9a-fA-F]{40})`")
+#: The largest manifest read (a mirror's is a few KiB).
+MANIFEST_MAX_BYTES = 1 << 20
 
 
 def sha256(data: bytes) -> str:
@@ -44,6 +49,17 @@ class Source:
 
     def describe(self, version: str, path: str) -> str:
         raise NotImplementedError
+
+    def commits(self) -> list[str]:
+        """The upstream commits this source says it holds (a mirror's manifest); empty
+        when it cannot tell."""
+        return []
+
+
+def manifest_commits(text: str) -> list[str]:
+    """The distinct commits a mirror manifest names, in order of appearance."""
+    found = [m.group(1).lower() for m in _MANIFEST_COMMIT.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 @dataclass
@@ -76,6 +92,14 @@ class DirSource(Source):
         files = ["schema.json"]
         files += sorted(p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json"))
         return files
+
+    def commits(self) -> list[str]:
+        try:
+            with open(self.root / MANIFEST, "rb") as file:
+                data = file.read(MANIFEST_MAX_BYTES)
+        except OSError:  # no manifest (or none readable): the mirror cannot tell
+            return []
+        return manifest_commits(data.decode("utf-8", "replace"))
 
 
 @dataclass
@@ -121,6 +145,27 @@ class UrlSource(Source):
 
     def read(self, version: str, path: str) -> bytes:
         return self._get(self.url(version, path))
+
+    def manifest_url(self) -> str | None:
+        """A mirror's manifest; the upstream URL has none (it is read at the commit)."""
+        return None if self.base is None else f"{self.base.rstrip('/')}/{MANIFEST}"
+
+    def commits(self) -> list[str]:
+        url = self.manifest_url()
+        if url is None:
+            return []
+        try:
+            with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
+                data = response.read(MANIFEST_MAX_BYTES)
+        except urllib.error.HTTPError:  # no manifest served: the mirror cannot tell
+            return []
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise SchemaError(
+                f"{url}: unreachable ({reason})",
+                f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
+            ) from None
+        return manifest_commits(data.decode("utf-8", "replace"))
 
     def list(self, version: str) -> list[str]:
         if self.base is not None:
@@ -223,7 +268,7 @@ def read_schema(version: str, pins: Pins | None = None, root: Path | None = None
     except FileNotFoundError:
         raise SchemaError(
             f"{file}: schema not fetched",
-            f"run `mcpgen schema fetch --version {version}` (offline: add --from DIR)",
+            f"run `mcpgen schema fetch --version {version}`; offline, add --from DIR",
         ) from None
     if sha256(data) != expected:
         raise SchemaError(
@@ -239,6 +284,26 @@ _DIALECTS = {
 }
 
 
+def check_commit(source: Source, commit: str) -> None:
+    """Refuse a source that says it holds another upstream commit than ``commit`` (a
+    prefix of the full sha). An upstream URL is read at ``commit`` itself, and a source
+    that names no commit cannot tell: both pass."""
+    held = source.commits()
+    if held and not any(full.startswith(commit) for full in held):
+        if isinstance(source, DirSource):
+            where = str(source.root / MANIFEST)
+        elif isinstance(source, UrlSource):
+            where = source.manifest_url() or "the source"
+        else:
+            where = "the source"
+        raise SchemaError(
+            f"--commit {commit} does not match the mirror: {where} names commit "
+            f"{', '.join(held)}",
+            f"the mirror holds commit {held[0]}; pass --commit {held[0]}, or a mirror of "
+            f"{commit}",
+        )
+
+
 def add_pin(
     version: str,
     commit: str,
@@ -246,19 +311,32 @@ def add_pin(
     era: str | None = None,
     pins_path: Path | None = None,
     root: Path | None = None,
+    force: bool = False,
 ) -> Pin:
     """Pin ``version`` at ``commit`` from the files a source holds, then fetch them.
 
     Records the sha256 of every file, the dialect (from ``$schema``) and the era (modern
-    unless the schema still defines ``InitializeRequest``, or as given).
+    unless the schema still defines ``InitializeRequest``, or as given). A version that
+    is already pinned is replaced only with ``force``; a mirror naming another commit
+    than ``commit`` in its manifest is refused. Nothing is saved unless every file was
+    read, parsed and fetched.
     """
     from .pins import module_name, save_pins
 
     module_name(version)  # validates the version's form
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         raise UsageError(f"invalid commit {commit!r}", "pass the upstream git commit sha (hex)")
+    if era is not None and era not in ("legacy", "modern"):
+        raise UsageError(f"invalid era {era!r}", "use legacy or modern")
     pins = load_pins(pins_path)
+    current = pins.versions.get(version)
+    if current is not None and not force:
+        raise ExistsError(
+            f"{version} is already pinned at commit {current.commit}",
+            f"pass --force to re-pin {version} at {commit}",
+        )
     source = make_source(source_spec, pins, commit=commit)
+    check_commit(source, commit)
     files = {}
     schema_doc: Any = None
     for path in source.list(version):
@@ -287,8 +365,6 @@ def add_pin(
     if era is None:
         defs = schema_doc.get("$defs") or schema_doc.get("definitions") or {}
         era = "legacy" if "InitializeRequest" in defs else "modern"
-    if era not in ("legacy", "modern"):
-        raise UsageError(f"invalid era {era!r}", "use legacy or modern")
     pin = Pin(commit=commit, era=cast(Era, era), dialect=dialect, files=files)
     pins.versions[version] = pin
     fetch([version], source, pins, root)

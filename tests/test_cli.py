@@ -1,20 +1,22 @@
-"""The user-facing CLI: versions, diff, new, help text, and a new spec revision landing."""
+"""The user-facing CLI: versions, diff, help text, errors, and a new spec revision landing."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
+from cli_runner import mcpgen
 from conftest import MIRROR, ROOT
+from mcpgen.generator.errors import EXIT_USAGE
 from mcpgen.generator.pins import PINS_FILE
 
 
@@ -134,6 +136,8 @@ def test_errors_are_one_line_with_a_hint_and_exit_code(tmp_path: Path, fetched: 
         (("new", "json"), 2),
         (("new", "ok-name", "--versions", "1999-01-01"), 2),
         (("new", "taken", "--dir", str(tmp_path / "taken")), 5),
+        (("generate", "--bogus"), 2),  # click's usage errors too, through the console script
+        (("bogus",), 2),
     ]
     for args, code in cases:
         result = cli(*args, cwd=tmp_path)
@@ -150,60 +154,123 @@ def test_errors_are_one_line_with_a_hint_and_exit_code(tmp_path: Path, fetched: 
     )
 
 
-def test_a_failed_scaffold_leaves_nothing_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+#: Bad command lines of every kind click rejects, and what the one line must say.
+BAD_USAGE = [
+    pytest.param(("bogus",), "no such command 'bogus'", id="no-such-command"),
+    pytest.param(("genrate",), "did you mean 'generate'?", id="misspelt-command"),
+    pytest.param(("schema", "fecth"), "did you mean 'fetch'?", id="no-such-subcommand"),
+    pytest.param(("generate", "--bogus"), "no such option '--bogus'", id="unknown-option"),
+    pytest.param(("generate", "--chek"), "did you mean '--check'", id="misspelt-option"),
+    pytest.param(("--bogus", "versions"), "no such option '--bogus'", id="unknown-group-option"),
+    pytest.param(("diff", "2025-11-25"), "missing argument 'NEW'", id="missing-argument"),
+    pytest.param(("schema", "add", "2099-01-01"), "missing option '--commit'", id="missing-option"),
+    pytest.param(("diff", "a", "b", "--format", "xml"), "'xml' is not one of", id="bad-choice"),
+    pytest.param(
+        ("new", "x", "--transport", "pigeon"), "'pigeon' is not one of", id="bad-choice-2"
+    ),
+    pytest.param(("generate", "--jobs", "many"), "'many' is not a valid integer", id="not-an-int"),
+    pytest.param(("generate", "--jobs", "0"), "0 is not between 1 and 64", id="out-of-range"),
+    pytest.param(("generate", "--version"), "'--version' requires an argument", id="no-value"),
+    pytest.param(("generate", "--check=yes"), "does not take a value", id="flag-with-value"),
+    pytest.param(("diff", "a", "b", "c"), "unexpected extra argument", id="extra-argument"),
+    pytest.param(("--schema-dir",), "'--schema-dir' requires an argument", id="no-schema-dir"),
+    pytest.param(
+        ("--schema-dir", str(ROOT / "README.md"), "versions"), "is a file", id="schema-dir-file"
+    ),
+    pytest.param(("schema", "add", "--era"), "'--era' requires an argument", id="no-era"),
+    pytest.param(("bogus\x1b[31m\n",), "no such command", id="control-characters"),
+]
+
+
+@pytest.mark.parametrize("args, says", BAD_USAGE)
+def test_usage_errors_are_one_line_with_a_hint_and_exit_2(
+    args: tuple[str, ...], says: str, tmp_path: Path
 ) -> None:
-    from mcpgen.generator import scaffold
+    result = mcpgen(*args, cwd=tmp_path)
+    assert result.returncode == EXIT_USAGE, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("error: mcpgen") and "(hint: " in line and line.endswith(")"), line
+    assert "--help`" in line, line  # the hint names the help of the command at fault
+    assert says in line, line
+    assert "\x1b" not in line, "control characters are shown escaped"
+    assert result.stdout == "" and "Usage:" not in result.stderr
+    ok = mcpgen("versions", cwd=tmp_path)  # and then a good command works
+    assert ok.returncode == 0 and ok.stdout.startswith("version"), ok.stderr
+    assert list(tmp_path.iterdir()) == [], "a usage error writes nothing"
 
-    def broken(*args: Any, **kwargs: Any) -> list[Path]:
-        raise RuntimeError("disk full")
 
-    monkeypatch.setattr(scaffold, "generate", broken)
-    with pytest.raises(RuntimeError):
-        scaffold.new_project("half-done", directory=tmp_path / "half-done")
-    assert list(tmp_path.iterdir()) == []
+def test_help_and_version_are_not_errors() -> None:
+    for args in (("--help",), ("-h",), ("schema", "--help"), ("schema", "add", "-h")):
+        shown = mcpgen(*args)
+        assert shown.returncode == 0 and shown.stdout.startswith("Usage: mcpgen"), args
+        assert shown.stderr == ""
+    version = mcpgen("--version")
+    assert version.returncode == 0 and version.stdout.startswith("mcpgen, version ")
+    # a group alone shows its help (click's convention), not a one-line error
+    alone = mcpgen("schema")
+    assert "Commands:" in alone.stdout + alone.stderr and "error:" not in alone.stderr
 
 
-def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetched: Path) -> None:
-    """Scaffold, install into a fresh virtual environment, call the tool with the official
-    SDK client over stdio, and run the project's own tests."""
-    result = cli("new", "demo-server", "--transport", "both", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    project = tmp_path / "demo-server"
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "-e", f"{project}[test]"],
-        capture_output=True,
-        text=True,
-        timeout=600,
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+
+
+def _reads_environment(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr in ("environ", "getenv")
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "os"
+        for n in ast.walk(node)
     )
-    assert install.returncode == 0, install.stderr[-2000:]
-    script = env_dir / "bin" / "demo-server"
-    assert script.exists()
 
-    async def sdk_client() -> None:
-        from mcp import Client, StdioServerParameters
 
-        params = StdioServerParameters(command=str(script), args=[])
-        with anyio.fail_after(30):
-            async with Client(params, mode="legacy") as client:
-                tools = await client.list_tools()
-                assert [t.name for t in tools.tools] == ["greet"]
-                called = await client.call_tool("greet", {"name": "SDK"})
-                assert called.content[0].text == "Hello, SDK!"  # type: ignore[union-attr]
+def environment_variables_read() -> set[str]:
+    """Every environment variable the generator reads: the upper-case string constants of
+    each function that reads ``os.environ`` or calls ``os.getenv``, and the module-level
+    constants such a function names (``SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"``)."""
+    names: set[str] = set()
+    for file in sorted((ROOT / "generator").glob("*.py")):
+        tree = ast.parse(file.read_text())
+        constants = {
+            target.id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not _reads_environment(function):
+                continue
+            for n in ast.walk(function):
+                value = None
+                if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    value = n.value
+                elif isinstance(n, ast.Name) and n.id in constants:
+                    value = constants[n.id]
+                if value is not None and ENV_NAME.fullmatch(value):
+                    names.add(value)
+    return names
 
-    anyio.run(sdk_client)
-    own_tests = subprocess.run(
-        [str(env_dir / "bin" / "pytest"), "-q"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert own_tests.returncode == 0, own_tests.stdout[-2000:]
-    assert "1 passed" in own_tests.stdout
+
+def test_help_and_readme_list_every_environment_variable() -> None:
+    names = environment_variables_read()
+    assert {"MCPGEN_SCHEMA_SOURCE", "MCPGEN_SCHEMA_DIR", "MCPGEN_PINS"} <= names, names
+    shown = mcpgen("--help").stdout
+    readme = (ROOT / "README.md").read_text()
+    commands = readme[readme.index("## Commands") : readme.index("## Conformance")]
+    for name in sorted(names):
+        # one line each in --help: the name, then what it sets
+        assert re.search(rf"^ +{name} +\S", shown, re.MULTILINE), (name, shown)
+        assert f"`{name}`" in commands, name
+    assert "per-user cache" in shown and "current directory" in shown
+    out = mcpgen("generate", "--help").stdout
+    assert "default: the current directory" in " ".join(out.split())
 
 
 def test_a_new_spec_revision_needs_no_code_change(tmp_path: Path, fetched: Path) -> None:
