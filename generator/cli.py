@@ -295,7 +295,9 @@ def diff(old: str, new: str, fmt: str) -> None:
 )
 @click.option("--force", is_flag=True, help="Replace a non-empty directory.")
 @click.option(
-    "--mcpgen", "requirement", help="How the project requires mcpgen (default: this checkout)."
+    "--mcpgen",
+    "requirement",
+    help="How the project requires mcpgen (default: mcpgen by name, this version's compatible range).",
 )
 def new(
     name: str,

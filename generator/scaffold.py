@@ -1,30 +1,44 @@
 """``mcpgen new``: a ready-to-install MCP server project with its bindings vendored.
 
-The project is assembled in a hidden sibling directory and moved into place only when
-complete, so a failure (or an interruption) never leaves a half-written project.
+The project is what a new user copies, and could be pushed to a public repository as it
+is: it depends on ``mcpgen`` by name (a compatible version range, never a path), no file
+names a directory of the machine it was made on, and its README's commands work as pasted.
+
+It is assembled in a hidden sibling directory and moved into place only when complete, so
+a failure (or an interruption) never leaves a half-written project.
 """
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 
 from .emit import environment, format_python
-from .fsops import replace_directory
 from .errors import EXIT_EXISTS, McpgenError, UsageError
-from .pins import PACKAGE_DIR, module_name
-from .pipeline import Inputs, build_ir, generate
+from .fsops import replace_directory
+from .pins import module_name
+from .pipeline import Inputs, generate
 
 TRANSPORTS = ("stdio", "http")
+#: From this version on, invalid tool arguments are a tool error (``isError``), not -32602.
+ERRORS_AS_RESULTS = "2025-11-25"
+#: The first version whose tool results carry ``structuredContent``.
+STRUCTURED_OUTPUT = "2025-06-18"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*$")
+_RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?")
+#: What the project is made of: its path (``{package}`` filled in) → its template.
 _FILES = {
     "pyproject.toml": "pyproject.toml.j2",
     "README.md": "README.md.j2",
+    "NOTICE": "NOTICE.j2",
+    ".gitignore": "gitignore.j2",
     "{package}/__init__.py": "__init__.py.j2",
     "{package}/__main__.py": "__main__.py.j2",
     "{package}/server.py": "server.py.j2",
@@ -64,12 +78,40 @@ def default_versions(inputs: Inputs) -> list[str]:
     return chosen
 
 
-def mcpgen_requirement(http: bool) -> str:
-    """How the project depends on mcpgen's runtime: this checkout when run from one."""
+def running_version() -> str:
+    """The version of the mcpgen making the project (its installed metadata, else the
+    version the package itself states)."""
+    try:
+        return metadata.version("mcpgen")
+    except metadata.PackageNotFoundError:  # imported from a source tree, not installed
+        from mcpgen import __version__
+
+        return __version__
+
+
+def compatible_range(version: str) -> str:
+    """The versions a project made by mcpgen ``version`` works with: this one up to the
+    next breaking release (the next minor while the major is 0, else the next major).
+    ``0.1.0`` → ``>=0.1.0,<0.2``; ``1.4.2`` → ``>=1.4.2,<2``."""
+    version = version.split("+", 1)[0]  # a local build (+abc) is no public version
+    found = _RELEASE.match(version)
+    if not found:
+        return ">=0.1"
+    major, minor = int(found.group(1)), int(found.group(2) or 0)
+    upper = f"0.{minor + 1}" if major == 0 else str(major + 1)
+    return f">={version},<{upper}"
+
+
+def mcpgen_requirement(http: bool, version: str | None = None) -> str:
+    """How the project depends on mcpgen: by name, with the extras it needs and the
+    versions compatible with the running mcpgen (``mcpgen[http]>=0.1.0,<0.2``)."""
     extra = "[http]" if http else ""
-    if (PACKAGE_DIR / "pyproject.toml").exists():
-        return f"mcpgen{extra} @ {PACKAGE_DIR.as_uri()}"
-    return f"mcpgen{extra}>=0.1"
+    return f"mcpgen{extra}{compatible_range(version or running_version())}"
+
+
+def scheme_of(name: str) -> str:
+    """A URI scheme for the project's resources (RFC 3986 allows no ``_``)."""
+    return name.lower().replace("_", "-")
 
 
 def new_project(
@@ -82,13 +124,16 @@ def new_project(
     inputs: Inputs | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write the project ``name`` into ``directory`` (default ``./name``)."""
+    """Write the project ``name`` into ``directory`` (default ``./name``).
+
+    ``requirement`` replaces the project's dependency on mcpgen (tests install a checkout).
+    """
     package = package_name(name)
     inputs = inputs or Inputs.load()
     chosen = list(versions) if versions else default_versions(inputs)
     for v in chosen:
         inputs.pins.get(v)
-    transports = list(TRANSPORTS) if transport == "both" else [transport]
+    transports: list[str] = list(TRANSPORTS) if transport == "both" else [transport]
     if any(t not in TRANSPORTS for t in transports):
         raise UsageError(f"unknown transport {transport!r}", "use stdio, http or both")
     target = (directory or Path.cwd() / name).resolve()
@@ -98,21 +143,9 @@ def new_project(
             "choose another --dir, or pass --force to replace it",
             EXIT_EXISTS,
         )
-    typed = max(chosen, key=lambda v: (v != "draft", v))  # handlers use the newest types
-    module = build_ir(typed, inputs)
-    results = {m.name: m.result_type for m in module.methods if m.direction == "client"}
-    context = {
-        "name": name,
-        "package": package,
-        "versions": chosen,
-        "transports": transports,
-        "typed": typed,
-        "typed_module": module_name(typed),
-        "mcpgen_requirement": requirement or mcpgen_requirement("http" in transports),
-        "call_tool_result": results["tools/call"],
-        "read_resource_result": results["resources/read"],
-        "get_prompt_result": results["prompts/get"],
-    }
+    context = _context(name, package, chosen, transports, inputs)
+    required = requirement or mcpgen_requirement("http" in transports)
+    context["mcpgen_requirement_toml"] = json.dumps(required)  # a valid TOML string too
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -130,3 +163,40 @@ def new_project(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _context(
+    name: str, package: str, chosen: list[str], transports: list[str], inputs: Inputs
+) -> dict[str, object]:
+    """What the templates are rendered with."""
+    typed = max(chosen, key=lambda v: (v != "draft", v))  # handlers use the newest types
+    newest: dict[str, str] = {}  # era → the version its clients end up speaking
+    for v in sorted(v for v in chosen if v != "draft"):  # a client asks for draft itself
+        newest[inputs.pins.versions[v].era] = v
+    # How the tests connect: "legacy" shakes hands, "auto" finds the stateless modern era.
+    eras = [
+        (mode, newest[era])
+        for mode, era in (("legacy", "legacy"), ("auto", "modern"))
+        if era in newest
+    ] or [("legacy" if inputs.pins.versions[typed].era == "legacy" else "auto", typed)]
+    spoken = [v for _, v in eras]
+    return {
+        "name": name,
+        "package": package,
+        "scheme": scheme_of(name),
+        "versions": chosen,
+        "version_list": ",".join(chosen),
+        "transports": transports,
+        "http": "http" in transports,
+        "typed": typed,
+        "typed_module": module_name(typed),
+        "eras": eras,
+        "stdio_mode": "legacy" if "legacy" in newest else "auto",
+        # What every tested version does (a --versions choice may include older ones).
+        "errors_as_results": all(_at_least(v, ERRORS_AS_RESULTS) for v in spoken),
+        "structured": all(_at_least(v, STRUCTURED_OUTPUT) for v in spoken),
+    }
+
+
+def _at_least(version: str, first: str) -> bool:
+    return version == "draft" or version >= first

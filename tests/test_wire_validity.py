@@ -99,7 +99,10 @@ class Target:
         """The server object, in this process (for HTTP)."""
         if str(self.cwd) not in sys.path:
             sys.path.insert(0, str(self.cwd))
-        return importlib.import_module(f"{self.module}.__main__").build_server()
+        main = importlib.import_module(f"{self.module}.__main__")
+        if hasattr(main, "build_server"):  # examples.everything
+            return main.build_server()
+        return importlib.import_module(f"{self.module}.server").app.server  # a scaffold
 
 
 EVERYTHING = Target("everything", "examples.everything", ROOT)
