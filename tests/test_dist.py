@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
-import sys
 import venv
 import zipfile
+from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
 
 from conftest import MIRROR, ROOT, VERSIONS
 from mcpgen.generator.pins import module_name
@@ -46,15 +52,24 @@ def site_packages(env_dir: Path) -> Path:
     return found
 
 
-def test_two_builds_make_one_wheel_that_installs_works_and_uninstalls_cleanly(
-    tmp_path: Path,
-) -> None:
-    first, second = build(tmp_path / "a"), build(tmp_path / "b")
-    assert first.read_bytes() == second.read_bytes()  # byte-identical, timestamps included
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mcpgen's wheel, in the directory of wheels ``make dist`` fills."""
+    return build(tmp_path_factory.mktemp("dist"))
 
-    with zipfile.ZipFile(first) as wheel:
-        names = set(wheel.namelist())
-        metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+
+def test_two_builds_of_one_commit_make_the_same_wheel(wheel: Path, tmp_path: Path) -> None:
+    assert build(tmp_path).read_bytes() == wheel.read_bytes()  # timestamps included
+
+
+def test_the_wheel_installs_offline_works_and_uninstalls_cleanly(
+    wheel: Path, tmp_path: Path
+) -> None:
+    first = wheel
+
+    with zipfile.ZipFile(first) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     for version in VERSIONS:
         for module in MODULES:
             assert f"mcpgen/generated/{module_name(version)}/{module}.py" in names
@@ -121,3 +136,139 @@ def test_two_builds_make_one_wheel_that_installs_works_and_uninstalls_cleanly(
     run([python, "-m", "pip", "uninstall", "-y", "-q", "mcpgen"], cwd=work, env=env)
     left = sorted(p.name for p in packages.iterdir() if p.name.lower().startswith("mcpgen"))
     assert left == [], left
+
+
+# -- issue 13's whole path: wheel → vendored bindings → scaffold → a second venv → peers ---
+
+SAMPLE = {"integer": 2, "number": 2.5, "string": "x", "boolean": True}
+
+
+def files_of(directory: Path) -> list[Path]:
+    """Every file under ``directory`` but Python's own bytecode caches."""
+    return sorted(p for p in directory.rglob("*") if "__pycache__" not in p.parts)
+
+
+def fresh_venv(path: Path) -> Path:
+    """A new virtual environment; its ``bin`` directory."""
+    venv.create(path, with_pip=True)
+    return path / "bin"
+
+
+def clean_env(bin_dir: Path, home: Path) -> dict[str, str]:
+    """An environment in which only ``bin_dir``'s Python and what it installed exist."""
+    keep = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {
+        **keep,
+        "PATH": f"{bin_dir}{os.pathsep}{keep.get('PATH', '')}",
+        "HOME": str(home),
+        "PYTHONNOUSERSITE": "1",
+        "MCPGEN_SCHEMA_SOURCE": str(MIRROR),
+    }
+
+
+def offline_install(bin_dir: Path, wheels: Path, cwd: Path, *requirements: str) -> None:
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    command = [*pip, "--no-index", "--find-links", str(wheels), *requirements]
+    run(command, cwd=cwd, env=clean_env(bin_dir, cwd))
+
+
+def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
+    """A valid call's arguments: a sample value for each required property."""
+    properties = schema.get("properties", {})
+    return {name: SAMPLE[properties[name]["type"]] for name in schema.get("required", [])}
+
+
+async def call_every_way(script: Path, project: Path) -> list[str]:
+    """List and call the project's first tool through the official SDK client, over
+    stdio and Streamable HTTP, in its default (``auto``) mode and in ``legacy`` mode."""
+    from mcp import Client as SdkClient
+    from mcp import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
+
+    process = subprocess.Popen(
+        [str(script), "--transport", "http", "--port", "0"],
+        cwd=project,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp"
+        found = re.search(r"(http://\S+)", line)
+        assert found, f"no address announced: {line!r}"
+        url = found.group(1)
+        for transport in ("stdio", "http"):
+            for mode in ("auto", "legacy"):
+                with anyio.fail_after(60):
+                    async with AsyncExitStack() as stack:
+                        if transport == "stdio":
+                            peer: Any = StdioServerParameters(command=str(script), cwd=project)
+                        else:
+                            http = await stack.enter_async_context(
+                                httpx2.AsyncClient(timeout=httpx2.Timeout(30.0))
+                            )
+                            peer = streamable_http_client(url, http_client=http)
+                        client = await stack.enter_async_context(SdkClient(peer, mode=mode))
+                        tools = (await client.list_tools()).tools
+                        assert tools, (transport, mode)
+                        tool = tools[0]
+                        called = await client.call_tool(tool.name, arguments_for(tool.input_schema))
+                        assert not called.is_error, (transport, mode, called)
+                        if tool.output_schema is not None:
+                            assert called.structured_content is not None, (transport, mode)
+                        seen.append(f"{transport}/{mode}")
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+    return seen
+
+
+def test_from_the_wheel_to_a_scaffold_that_official_clients_call(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """Issue 13's acceptance: install the wheel into a fresh venv (the checkout not
+    importable), vendor bindings into a package, scaffold a project, install the project
+    from the directory of wheels into a second fresh venv, run the project's own tests,
+    and call its tool with the official SDK client (auto and legacy; stdio and HTTP)."""
+    wheels = wheel.parent
+    work = tmp_path / "work"
+    work.mkdir()
+    tool_bin = fresh_venv(tmp_path / "tool-venv")
+    offline_install(tool_bin, wheels, work, "mcpgen[generator]")
+    installation = files_of(site_packages(tmp_path / "tool-venv"))
+    env = clean_env(tool_bin, tmp_path / "home")
+    mcpgen = str(tool_bin / "mcpgen")
+    newest = VERSIONS[-2] if VERSIONS[-1] == "draft" else VERSIONS[-1]
+    run([mcpgen, "schema", "fetch", "--version", "all"], cwd=work, env=env)
+    run(
+        [mcpgen, "generate", "--version", newest, "--package", "acme.mcp", "--out", "vendor"],
+        cwd=work,
+        env=env,
+    )
+    vendored = run(
+        [
+            str(tool_bin / "python"),
+            "-c",
+            f"import acme.mcp.{module_name(newest)}.types as t; " "print(t.__file__)",
+        ],
+        cwd=work,
+        env={**env, "PYTHONPATH": str(work / "vendor")},
+    )
+    assert Path(vendored.stdout.strip()).is_relative_to(work / "vendor")
+
+    run([mcpgen, "new", "demo-server", "--transport", "both"], cwd=work, env=env)
+    # fetch, generate and new wrote nothing into the installation
+    assert files_of(site_packages(tmp_path / "tool-venv")) == installation
+    project = work / "demo-server"
+    app_bin = fresh_venv(tmp_path / "app-venv")
+    offline_install(app_bin, wheels, project, "-e", ".[test]")
+    own = run([str(app_bin / "pytest"), "-q"], cwd=project, env=clean_env(app_bin, project))
+    passed = re.search(r"(\d+) passed", own.stdout)
+    assert passed and "failed" not in own.stdout, own.stdout[-2000:]
+    seen = anyio.run(call_every_way, app_bin / "demo-server", project)
+    assert seen == ["stdio/auto", "stdio/legacy", "http/auto", "http/legacy"]
