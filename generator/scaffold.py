@@ -22,15 +22,13 @@ from pathlib import Path
 
 from .emit import environment, format_python
 from .errors import EXIT_EXISTS, McpgenError, UsageError
+from .fetch import read_schema
 from .fsops import replace_directory
 from .pins import module_name
 from .pipeline import Inputs, generate
+from ..runtime.tools import INPUT_ERRORS_AS_RESULTS
 
 TRANSPORTS = ("stdio", "http")
-#: From this version on, invalid tool arguments are a tool error (``isError``), not -32602.
-ERRORS_AS_RESULTS = "2025-11-25"
-#: The first version whose tool results carry ``structuredContent``.
-STRUCTURED_OUTPUT = "2025-06-18"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*$")
 _RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?")
 #: What the project is made of: its path (``{package}`` filled in) → its template.
@@ -192,11 +190,16 @@ def _context(
         "typed_module": module_name(typed),
         "eras": eras,
         "stdio_mode": "legacy" if "legacy" in newest else "auto",
-        # What every tested version does (a --versions choice may include older ones).
-        "errors_as_results": all(_at_least(v, ERRORS_AS_RESULTS) for v in spoken),
-        "structured": all(_at_least(v, STRUCTURED_OUTPUT) for v in spoken),
+        # What every tested version does (a --versions choice may include older ones):
+        # the runtime's rule for invalid arguments, and the schema's own tool results.
+        "errors_as_results": all(v >= INPUT_ERRORS_AS_RESULTS for v in spoken),
+        "structured": all(_has_structured_output(v, inputs) for v in spoken),
     }
 
 
-def _at_least(version: str, first: str) -> bool:
-    return version == "draft" or version >= first
+def _has_structured_output(version: str, inputs: Inputs) -> bool:
+    """Whether ``version``'s ``CallToolResult`` has ``structuredContent`` (its schema says)."""
+    schema = json.loads(read_schema(version, inputs.pins, inputs.schema_root))
+    definitions = schema.get("$defs") or schema.get("definitions") or {}
+    result = definitions.get("CallToolResult", {})
+    return "structuredContent" in result.get("properties", {})
