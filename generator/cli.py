@@ -143,10 +143,16 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
     Example:
       mcpgen schema add 2027-01-01 --commit 0123abcd --from ../mirror
     """
-    from .fetch import add_pin
+    import json
+
+    from .fetch import add_pin, read_schema
+    from .patches import apply_patches, load_patches
 
     pin = add_pin(version, commit, source, era, force=force)
     click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
+    report = apply_patches(json.loads(read_schema(version)), load_patches())
+    click.echo(f"patches it needs: {', '.join(report.applied) or 'none'}")
+    click.echo(f"patches it does not need: {', '.join(report.not_needed) or 'none'}")
 
 
 @main.command()

@@ -9,7 +9,8 @@ Exit codes are part of the interface and documented in the README:
        version, invalid name): click's own usage errors included
     3  schema acquisition failed (missing file, checksum mismatch, unreachable source, bad JSON,
        a mirror whose manifest names another commit than ``schema add --commit``)
-    4  schema cannot be turned into bindings (patch no longer applies, unsupported construct)
+    4  schema cannot be turned into bindings (a patch whose tests hold cannot be applied,
+       an unsupported construct)
     5  target exists without ``--force`` (``mcpgen new`` into a non-empty directory,
        ``schema add`` of a version already pinned)
     6  a file or directory cannot be read or written (a parent that is a file, no

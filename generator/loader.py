@@ -440,7 +440,7 @@ def load_module(
         doc = json.loads(schema_bytes)
     except ValueError as exc:
         raise GenerateError(f"schema {version}: malformed JSON ({exc})", "re-fetch it") from None
-    apply_patches(doc, version, patches)
+    apply_patches(doc, patches)
     _, defs = definitions_of(doc)
     inherit_properties(defs, overrides.inherit_properties, version)
     builder = _Builder(version, defs, overrides)

@@ -1,15 +1,19 @@
 """Declarative fixes for known defects of the published schemas (``schema/patches.json``).
 
-Each patch names the versions it applies to, the reason, and RFC 6902 operations. Its
-``test`` operations assert the defect is still there: once upstream fixes it, applying the
-patch fails with a message telling the maintainer to drop it (and a test says the same).
+A patch is a reason and RFC 6902 operations: first ``test`` operations that describe the
+defect, then the operations that fix it. It applies to every schema in which its tests
+hold, whatever the version is called, so a revision nobody has seen yet, or a known
+schema pinned under a new name, gets every fix it still needs. Where the tests do not hold
+(upstream fixed the defect, or never had it) the patch is not needed and changes nothing;
+``mcpgen schema add`` says which patches a new revision needs, and a test fails for a
+patch that no pinned schema needs any more.
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -29,17 +33,41 @@ class Operation(msgspec.Struct, frozen=True):
 
 class Patch(msgspec.Struct, frozen=True):
     id: str
-    versions: tuple[str, ...]
     reason: str
     ops: tuple[Operation, ...]
 
+    @property
+    def tests(self) -> tuple[Operation, ...]:
+        return tuple(op for op in self.ops if op.op == "test")
 
-class DefectGone(GenerateError):
-    """A patch's ``test`` no longer holds: upstream fixed the defect."""
+    @property
+    def changes(self) -> tuple[Operation, ...]:
+        return tuple(op for op in self.ops if op.op != "test")
+
+
+class Applied(NamedTuple):
+    """What the patches did to one schema."""
+
+    applied: list[str]
+    not_needed: list[str]
 
 
 def load_patches(path: Path | None = None) -> tuple[Patch, ...]:
-    return msgspec.json.decode((path or PATCHES_FILE).read_bytes(), type=tuple[Patch, ...])
+    file = path or PATCHES_FILE
+    try:
+        patches = msgspec.json.decode(file.read_bytes(), type=tuple[Patch, ...])
+    except msgspec.DecodeError as exc:
+        raise GenerateError(f"{file}: invalid patches: {exc}", "restore it from git") from None
+    for patch in patches:
+        is_test = [op.op == "test" for op in patch.ops]
+        first_change = is_test.index(False) if False in is_test else len(is_test)
+        if first_change == 0 or first_change == len(is_test) or any(is_test[first_change:]):
+            raise GenerateError(
+                f"{file}: patch {patch.id} must start with its test operations and change "
+                "something after them",
+                "the tests say where the defect is; without them a patch would apply anywhere",
+            )
+    return patches
 
 
 def _split(pointer: str) -> list[str]:
@@ -50,49 +78,71 @@ def _split(pointer: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
-def _parent(doc: Any, parts: list[str], patch: Patch) -> tuple[Any, str]:
+def _lookup(doc: Any, parts: list[str]) -> tuple[Any, Any] | None:
+    """The container of the last part of a pointer and its key there; None when a part
+    before it does not exist."""
     node = doc
     for part in parts[:-1]:
         try:
             node = node[int(part)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
-            raise DefectGone(
-                f"patch {patch.id}: path /{'/'.join(parts)} no longer exists upstream",
-                "upstream changed here; review the patch and drop it if the defect is fixed",
-            ) from None
-    return node, parts[-1]
+            return None
+    key = parts[-1]
+    return node, int(key) if isinstance(node, list) and key != "-" else key
 
 
-def apply_operation(doc: Any, op: Operation, patch: Patch) -> None:
-    parts = _split(op.path)
-    parent, key = _parent(doc, parts, patch)
-    index: Any = int(key) if isinstance(parent, list) and key != "-" else key
-    if op.op == "test":
-        try:
-            current = parent[index]
-        except (KeyError, IndexError, TypeError):
-            current = msgspec.UNSET
-        if (current is not msgspec.UNSET) if op.absent else (current != op.value):
-            raise DefectGone(
-                f"patch {patch.id} ({', '.join(patch.versions)}): upstream no longer has the "
-                f"defect at {op.path}",
-                "upstream fixed it: remove the patch from schema/patches.json",
-            )
-    elif op.op == "remove":
-        del parent[index]
-    elif op.op == "add" and isinstance(parent, list):
-        parent.insert(len(parent) if key == "-" else index, copy.deepcopy(op.value))
-    else:  # add, replace
-        parent[index] = copy.deepcopy(op.value)
+def holds(doc: Any, op: Operation) -> bool:
+    """Whether a ``test`` operation holds in ``doc``. ``absent`` holds where the object
+    the path names a key of exists and lacks that key: a key missing from an object is a
+    defect of that object, not of a schema that has no such object at all."""
+    found = _lookup(doc, _split(op.path))
+    if found is None:
+        return False
+    parent, key = found
+    try:
+        current = parent[key]
+    except (KeyError, IndexError, TypeError):
+        return op.absent and isinstance(parent, (dict, list))
+    return not op.absent and current == op.value
 
 
-def apply_patches(schema: dict[str, Any], version: str, patches: tuple[Patch, ...]) -> list[str]:
-    """Apply every patch for ``version`` in place; returns the ids applied."""
-    applied = []
+def needed(doc: Any, patch: Patch) -> bool:
+    """Whether ``doc`` has the defect ``patch`` fixes (all its tests hold)."""
+    return all(holds(doc, op) for op in patch.tests)
+
+
+def change(doc: Any, op: Operation, patch: Patch) -> None:
+    """Apply one ``add``/``replace``/``remove`` of ``patch`` to ``doc`` in place."""
+    found = _lookup(doc, _split(op.path))
+    if found is None:
+        raise GenerateError(
+            f"patch {patch.id}: {op.op} {op.path}: the path does not exist although the "
+            "patch's tests hold",
+            "the tests do not pin down the defect: review the patch in schema/patches.json",
+        )
+    parent, key = found
+    try:
+        if op.op == "remove":
+            del parent[key]
+        elif op.op == "add" and isinstance(parent, list):
+            parent.insert(len(parent) if key == "-" else key, copy.deepcopy(op.value))
+        else:  # add, replace
+            parent[key] = copy.deepcopy(op.value)
+    except (KeyError, IndexError, TypeError):
+        raise GenerateError(
+            f"patch {patch.id}: {op.op} {op.path} cannot be applied",
+            "the tests do not pin down the defect: review the patch in schema/patches.json",
+        ) from None
+
+
+def apply_patches(schema: dict[str, Any], patches: tuple[Patch, ...]) -> Applied:
+    """Apply, in place and in order, every patch whose tests hold in ``schema``."""
+    applied, not_needed = [], []
     for patch in patches:
-        if version not in patch.versions:
+        if not needed(schema, patch):
+            not_needed.append(patch.id)
             continue
-        for op in patch.ops:
-            apply_operation(schema, op, patch)
+        for op in patch.changes:
+            change(schema, op, patch)
         applied.append(patch.id)
-    return applied
+    return Applied(applied, not_needed)

@@ -309,6 +309,9 @@ def test_a_new_spec_revision_needs_no_code_change(tmp_path: Path, fetched: Path)
         "schema", "add", "2099-01-01", "--commit", "abcdef1", "--from", str(mirror), env=env
     )
     assert added.returncode == 0, added.stderr
+    # The fixes draft needs follow it to its new name (patches are keyed by their tests).
+    assert "patches it needs: jsonvalue-scalars, elicit-result-number-2020" in added.stdout
+    assert "jsonrpc-error-optional-id" in added.stdout.split("does not need:")[1]
     listed = cli("versions", env=env)
     assert "2099-01-01  modern" in listed.stdout
 

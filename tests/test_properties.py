@@ -131,7 +131,7 @@ class Oracle:
     """One version's patched, relaxed schema: validation and raw nodes by name."""
 
     def __init__(self, version: str, dialect: str, doc: Schema, overrides: Overrides) -> None:
-        apply_patches(doc, version, load_patches())
+        apply_patches(doc, load_patches())
         self.version = version
         self.doc = doc
         self.key, self.defs = definitions_of(doc)
