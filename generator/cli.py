@@ -187,7 +187,15 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
     callback=lambda ctx, param, value: _in_range(value, 1, 64),
     help="Processes used to format with black (1 to 64).",
 )
-def generate(version: str, package: str, out: Path | None, check: bool, jobs: int) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="A $ref to a definition the schema lacks is an error (exit 4); by default it is "
+    "a warning naming where it is, and what needs the missing definition is left out.",
+)
+def generate(
+    version: str, package: str, out: Path | None, check: bool, jobs: int, strict: bool
+) -> None:
     """Generate bindings for pinned versions (schemas must be fetched first).
 
     \b
@@ -200,7 +208,7 @@ def generate(version: str, package: str, out: Path | None, check: bool, jobs: in
     from .pipeline import Inputs, generate as run
 
     started = time.perf_counter()
-    inputs = Inputs.load()
+    inputs = Inputs.load(strict=strict)
     versions = inputs.pins.select(version)
     changed = run(
         versions,

@@ -209,6 +209,8 @@ class Module(msgspec.Struct, frozen=True):
     #: Upstream definition names, in schema order (each is exposed by the types module).
     schema_names: tuple[str, ...]
     methods: tuple[Method, ...] = ()
+    #: What loading the schema left out, and why (dangling ``$ref``s).
+    warnings: tuple[str, ...] = ()
 
     def lookup(self) -> dict[str, Definition]:
         return {d.name: d for d in self.definitions}

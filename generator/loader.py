@@ -9,8 +9,6 @@ params) share one class, named after the shortest place they occur.
 
 from __future__ import annotations
 
-import copy
-import fnmatch
 import json
 from collections import defaultdict
 from typing import Any
@@ -25,8 +23,10 @@ from datamodel_code_generator.parser.jsonschema import (
 from . import ir
 from .errors import GenerateError
 from .naming import ClassNames, attribute, open_attribute, pascal
-from .overrides import InheritProperty, Overrides
+from .inherit import inherit_properties
+from .overrides import Overrides
 from .patches import Patch, apply_patches
+from .refs import prune_dangling
 from .pins import Pin
 
 _SCALARS: dict[str, ir.ScalarKind] = {
@@ -66,49 +66,6 @@ def _subschemas(nodes: list[JsonSchemaObject | bool]) -> list[JsonSchemaObject]:
     """Subschemas of ``anyOf``/``allOf``: ``true`` is the empty schema, ``false`` drops out."""
     empty = JsonSchemaObject.model_validate({})
     return [n if isinstance(n, JsonSchemaObject) else empty for n in nodes if n is not False]
-
-
-def inherit_properties(
-    defs: dict[str, Any], rules: tuple[InheritProperty, ...], version: str
-) -> None:
-    """Apply ``inherit_properties`` overrides to the raw definitions table, in place."""
-
-    def resolve(node: dict[str, Any]) -> dict[str, Any]:
-        while "$ref" in node:
-            node = defs[node["$ref"].rsplit("/", 1)[1]]
-        return node
-
-    def at(path: str) -> dict[str, Any] | None:
-        parts = path.split(".")
-        node = defs.get(parts[0])
-        for part in parts[1:]:
-            if node is None:
-                return None
-            node = resolve(node).get("properties", {}).get(part)
-        return node
-
-    for rule in rules:
-        if rule.versions and version not in rule.versions:
-            continue
-        source = at(rule.source)
-        if source is None or rule.property not in source.get("properties", {}):
-            raise GenerateError(
-                f"override inherit {rule.property!r} from {rule.source}: source not found in {version}",
-                "fix schema/overrides.json",
-            )
-        value = source["properties"][rule.property]
-        for name in sorted(defs):
-            if not fnmatch.fnmatchcase(name, rule.into):
-                continue
-            params = defs[name].get("properties", {}).get("params")
-            if params is None:
-                continue
-            targets = [resolve(params)]
-            targets = [resolve(m) for t in targets for m in t.get("anyOf", [t])]
-            for target in targets:
-                props = target.get("properties")
-                if props is not None and rule.property not in props:
-                    props[rule.property] = copy.deepcopy(value)
 
 
 class _Builder:
@@ -434,14 +391,18 @@ def load_module(
     schema_bytes: bytes,
     overrides: Overrides,
     patches: tuple[Patch, ...],
+    strict: bool = False,
 ) -> ir.Module:
-    """Patch and parse ``schema_bytes`` into the (pre-union-analysis) IR of ``version``."""
+    """Patch and parse ``schema_bytes`` into the (pre-union-analysis) IR of ``version``.
+    What dangling ``$ref``s leave without meaning is left out, with a warning each (an
+    error with ``strict``)."""
     try:
         doc = json.loads(schema_bytes)
     except ValueError as exc:
         raise GenerateError(f"schema {version}: malformed JSON ({exc})", "re-fetch it") from None
     apply_patches(doc, patches)
     _, defs = definitions_of(doc)
+    warnings = prune_dangling(defs, version, strict)
     inherit_properties(defs, overrides.inherit_properties, version)
     builder = _Builder(version, defs, overrides)
     definitions = builder.build()
@@ -451,4 +412,5 @@ def load_module(
         dialect=pin.dialect,
         definitions=tuple(definitions),
         schema_names=tuple(defs),
+        warnings=tuple(warnings),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,16 @@ class Inputs:
     overrides: Overrides
     patches: tuple[Patch, ...]
     schema_root: Path | None = None
+    #: A dangling ``$ref`` is an error, not a warning and a definition left out.
+    strict: bool = False
 
     @classmethod
-    def load(cls, schema_root: Path | None = None) -> Inputs:
-        return cls(load_pins(), load_overrides(), load_patches(), schema_root)
+    def load(cls, schema_root: Path | None = None, strict: bool = False) -> Inputs:
+        return cls(load_pins(), load_overrides(), load_patches(), schema_root, strict)
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def build_ir(version: str, inputs: Inputs, schema_bytes: bytes | None = None) -> ir.Module:
@@ -42,7 +49,10 @@ def build_ir(version: str, inputs: Inputs, schema_bytes: bytes | None = None) ->
     pin = inputs.pins.get(version)
     if schema_bytes is None:
         schema_bytes = read_schema(version, inputs.pins, inputs.schema_root)
-    module = analyze(load_module(version, pin, schema_bytes, inputs.overrides, inputs.patches))
+    loaded = load_module(
+        version, pin, schema_bytes, inputs.overrides, inputs.patches, strict=inputs.strict
+    )
+    module = analyze(loaded)
     return msgspec.structs.replace(module, methods=build_methods(module, inputs.overrides))
 
 
@@ -95,5 +105,8 @@ def generate(
     for version in versions:
         if progress:
             progress(f"{version}: loading schema and building bindings")
-        per_version[version] = render_version(build_ir(version, inputs), inputs)
+        module = build_ir(version, inputs)
+        for warning in module.warnings:
+            (progress or _warn)(f"warning: {warning}")
+        per_version[version] = render_version(module, inputs)
     return emit_package(root, per_version, inputs.pins, check, jobs=jobs, progress=progress)

@@ -57,7 +57,8 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from conftest import REPORT, VERSIONS
-from mcpgen.generator.loader import definitions_of, inherit_properties
+from mcpgen.generator.inherit import inherit_properties
+from mcpgen.generator.loader import definitions_of
 from mcpgen.generator.overrides import Overrides, load_overrides
 from mcpgen.generator.patches import apply_patches, load_patches
 from mcpgen.generator.pins import Pins
