@@ -3,21 +3,33 @@
 Definitions are compared by name: the schema's own and the inline objects hoisted to
 named classes, whose names derive from where they sit (``CreateMessageRequestParams``),
 so an inline params object in one version and a named definition in the next compare
-field by field. Methods are compared per direction; capabilities field by field.
+field by field. What the IR does not carry (constraints, ``format``, ``default``, other
+structural keywords) is compared on the patched schema documents (:mod:`.diff_fields`).
+Methods are compared per direction; capabilities field by field.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import ir
+from .diff_fields import TYPING, Change, keyword_changes, load_document
+
+if TYPE_CHECKING:
+    from .pipeline import Inputs
 
 
 class FieldChange(msgspec.Struct, frozen=True, omit_defaults=True):
+    #: A wire name, "(definition)", or a path into inline schemas (``inputSchema.type``).
     field: str
-    change: str  # "added" | "removed" | "retyped" | "now required" | "now optional"
+    #: "added" | "removed" | "retyped" | "now required" | "now optional", or, for a
+    #: keyword: "constraint" | "format" | "default" | "structure"
+    change: str
+    #: The JSON-Schema keyword of a keyword change (``maxItems``, ``format``, ...).
+    keyword: str | None = None
+    #: A type, or the keyword's value as compact JSON (absent where the keyword is).
     before: str | None = None
     after: str | None = None
 
@@ -125,11 +137,58 @@ def _capability_paths(module: ir.Module) -> set[str]:
     return paths
 
 
-def diff(old: ir.Module, new: ir.Module) -> Diff:
+def _documents(old: ir.Module, new: ir.Module, inputs: Inputs | None) -> tuple[Any, Any]:
+    if inputs is None:
+        from .patches import load_patches
+        from .pins import load_pins
+
+        pins, patches, root = load_pins(), load_patches(), None
+    else:
+        pins, patches, root = inputs.pins, inputs.patches, inputs.schema_root
+    return (
+        load_document(old.version, pins, patches, root),
+        load_document(new.version, pins, patches, root),
+    )
+
+
+def _keyword_field_changes(
+    keywords: list[Change], ir_changes: list[FieldChange]
+) -> list[FieldChange]:
+    """Keyword changes of one definition, less what its IR changes already say (a retyped
+    field's new ``type`` or ``enum``)."""
+    retyped = {f.field for f in ir_changes if f.change == "retyped"}
+    out = []
+    for k in keywords:
+        if k.keyword in TYPING and (k.nested or k.via_ref):
+            continue  # the hoisted class of the inline object says it
+        if k.top_field in retyped and (
+            k.keyword in TYPING
+            or (k.category == "structure" and k.keyword != "additionalProperties")
+        ):
+            continue
+        out.append(FieldChange(k.field, k.category, k.keyword, k.before, k.after))
+    return out
+
+
+def diff(
+    old: ir.Module,
+    new: ir.Module,
+    documents: tuple[Any, Any] | None = None,
+    inputs: Inputs | None = None,
+) -> Diff:
+    """What changed from ``old`` to ``new``. ``documents`` are the two patched schema
+    documents the modules were built from; by default they are read as ``inputs`` (or the
+    pins, patches and schema directory) say."""
     a, b = _Describer(old), _Describer(new)
     old_defs, new_defs = a.defs, b.defs
+    common = old_defs.keys() & new_defs.keys()
+    if documents is None:
+        documents = _documents(old, new, inputs)
+    keywords: dict[str, list[Change]] = {}
+    for k in keyword_changes(*documents, names=set(common)):
+        keywords.setdefault(k.definition, []).append(k)
     changed = []
-    for name in sorted(old_defs.keys() & new_defs.keys()):
+    for name in sorted(common):
         d0, d1 = old_defs[name], new_defs[name]
         changes = _field_changes(a.fields(d0), b.fields(d1))
         if _kind(d0) != _kind(d1):
@@ -140,6 +199,7 @@ def diff(old: ir.Module, new: ir.Module) -> Diff:
             changes.append(
                 FieldChange("(definition)", "retyped", before=a.shape(d0), after=b.shape(d1))
             )
+        changes += _keyword_field_changes(keywords.get(name, []), changes)
         if changes:
             changed.append(DefinitionChange(name, _kind(d1), tuple(changes)))
     definitions = Section(
@@ -215,10 +275,19 @@ def to_markdown(d: Diff) -> str:
     for change in s.changed:
         out.append(f"- `{change.name}`:")
         for f in change.changes:
-            detail = {
-                "added": f"added ({f.after})",
-                "removed": f"removed (was {f.before})",
-                "retyped": f"{f.before} → {f.after}",
-            }.get(f.change, f.change)
-            out.append(f"  - `{f.field}`: {detail}")
+            out.append(f"  - `{f.field}`: {_detail(f)}")
     return "\n".join(out) + "\n"
+
+
+def _detail(f: FieldChange) -> str:
+    if f.keyword is not None:
+        if f.before is None:
+            return f"`{f.keyword}` added (`{f.after}`)"
+        if f.after is None:
+            return f"`{f.keyword}` removed (was `{f.before}`)"
+        return f"`{f.keyword}` `{f.before}` → `{f.after}`"
+    return {
+        "added": f"added ({f.after})",
+        "removed": f"removed (was {f.before})",
+        "retyped": f"{f.before} → {f.after}",
+    }.get(f.change, f.change)
