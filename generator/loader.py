@@ -159,9 +159,7 @@ class _Builder:
                 wire, origin
             )
             default = self.overrides.default_for(wire, self.version)
-            use_default = (
-                default is not None and isinstance(ftype, ir.Scalar) and ftype.kind == "str"
-            )
+            use_default = default is not None and self._accepts(sub, default.value)
             fields.append(
                 ir.Field(
                     wire_name=wire,
@@ -174,6 +172,24 @@ class _Builder:
                 )
             )
         return tuple(fields)
+
+    def _accepts(self, node: JsonSchemaObject, value: str, depth: int = 0) -> bool:
+        """Whether ``value`` (a protocol default) is valid for ``node``, however the field
+        is typed: a string, an enum or ``const`` of strings, a ``$ref`` to one, a union."""
+        if depth > 16:  # a reference cycle
+            return False
+        node = self._merged(node)
+        if node.ref:
+            target = self.nodes.get(node.ref.rsplit("/", 1)[1])
+            return target is not None and self._accepts(target, value, depth + 1)
+        if "const" in node.extras:
+            return node.extras["const"] == value
+        if node.enum:
+            return value in node.enum
+        if node.anyOf:
+            return any(self._accepts(a, value, depth + 1) for a in _subschemas(node.anyOf))
+        kinds = node.type if isinstance(node.type, list) else [node.type] if node.type else []
+        return "string" in kinds
 
     def _require_one_of(self, node: JsonSchemaObject) -> tuple[tuple[str, ...], ...]:
         return tuple(
