@@ -12,7 +12,6 @@ import copy
 import fnmatch
 from typing import Any
 
-from .errors import GenerateError
 from .overrides import InheritProperty
 
 
@@ -40,13 +39,11 @@ def inherit_properties(
             continue
         source = at(rule.source)
         if source is None or rule.property not in source.get("properties", {}):
-            raise GenerateError(
-                f"override inherit {rule.property!r} from {rule.source}: source not found in {version}",
-                "fix schema/overrides.json",
-            )
+            continue  # the schema has no such base: nothing to inherit from it
         value = source["properties"][rule.property]
+        excluded = members_of(defs, rule.except_members_of)
         for name in sorted(defs):
-            if not fnmatch.fnmatchcase(name, rule.into):
+            if not fnmatch.fnmatchcase(name, rule.into) or name in excluded:
                 continue
             params = defs[name].get("properties", {}).get("params")
             if params is None:
@@ -57,3 +54,16 @@ def inherit_properties(
                 props = target.get("properties")
                 if props is not None and rule.property not in props:
                     props[rule.property] = copy.deepcopy(value)
+
+
+def members_of(defs: dict[str, Any], unions: tuple[str, ...]) -> set[str]:
+    """The definitions the ``anyOf``/``oneOf`` of ``unions`` list by ``$ref``."""
+    found = set()
+    for union in unions:
+        node = defs.get(union)
+        if not isinstance(node, dict):
+            continue
+        for member in [*node.get("anyOf", []), *node.get("oneOf", [])]:
+            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
+                found.add(member["$ref"].rsplit("/", 1)[1])
+    return found

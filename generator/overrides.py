@@ -66,6 +66,8 @@ class InheritProperty(msgspec.Struct, frozen=True):
     source: str
     into: str
     reason: str
+    #: Definitions these unions list are left alone (what the schema built differently).
+    except_members_of: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
 
 
