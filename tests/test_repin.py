@@ -5,15 +5,17 @@ pinned byte for byte under a new version name, generates what the original gener
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from cli_runner import mcpgen
 from conftest import VERSIONS
 from mcpgen.generator.diff import diff
 from mcpgen.generator.fetch import read_schema
-from mcpgen.generator.pins import Pins, module_name
+from mcpgen.generator.pins import Pins, module_name, save_pins
 from mcpgen.generator.pipeline import Inputs, build_ir, render_version
 
 #: The name each schema is pinned under again: later than every real one, so that any
@@ -47,3 +49,21 @@ def test_a_schema_under_a_new_name_generates_the_same_bindings(version: str, fet
     changes = diff(original, copy, documents=(document, document))
     for section in (changes.definitions, changes.methods, changes.capabilities):
         assert section == type(section)((), (), ()), (version, section)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_mcpgen_diff_of_a_schema_and_its_copy_is_empty(
+    version: str, fetched: Path, tmp_path: Path
+) -> None:
+    inputs = renamed_inputs(version)
+    schemas = tmp_path / "schema"
+    shutil.copytree(fetched / version, schemas / version)
+    shutil.copytree(fetched / version, schemas / NEW_NAME)
+    pins = tmp_path / "pins.json"
+    save_pins(inputs.pins, pins)
+    env = {"MCPGEN_PINS": str(pins), "MCPGEN_SCHEMA_DIR": str(schemas)}
+    ran = mcpgen("diff", version, NEW_NAME, "--format", "json", env=env)
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(ran.stdout)
+    for section in ("definitions", "methods", "capabilities"):
+        assert report[section] == {"added": [], "removed": [], "changed": []}, section
