@@ -22,6 +22,7 @@ from datamodel_code_generator.parser.jsonschema import (
 
 from . import ir
 from .errors import GenerateError
+from .defaults import NO_DEFAULT, default_of
 from .naming import ClassNames, attribute, open_attribute, pascal
 from .inherit import inherit_properties
 from .overrides import Overrides
@@ -158,38 +159,30 @@ class _Builder:
             required = wire in (node.required or []) and not self.overrides.is_optional(
                 wire, origin
             )
-            default = self.overrides.default_for(wire, self.version)
-            use_default = default is not None and self._accepts(sub, default.value)
+            override = self.overrides.default_for(wire, self.version)
+            value = default_of(sub, override.value if override else NO_DEFAULT, self._resolve)
             fields.append(
                 ir.Field(
                     wire_name=wire,
                     py_name=py,
                     type=ftype,
-                    required=required and not use_default,
+                    required=required and value is NO_DEFAULT,
                     description=_clean_description(sub.description),
-                    default=default.value if use_default and default else None,
-                    has_default=use_default,
+                    default=None if value is NO_DEFAULT else value,
+                    has_default=value is not NO_DEFAULT,
                 )
             )
         return tuple(fields)
 
-    def _accepts(self, node: JsonSchemaObject, value: str, depth: int = 0) -> bool:
-        """Whether ``value`` (a protocol default) is valid for ``node``, however the field
-        is typed: a string, an enum or ``const`` of strings, a ``$ref`` to one, a union."""
-        if depth > 16:  # a reference cycle
-            return False
+    def _resolve(self, node: JsonSchemaObject) -> JsonSchemaObject | None:
+        """``node`` with ``allOf`` folded and its ``$ref`` followed (None: dangling)."""
         node = self._merged(node)
-        if node.ref:
+        while node.ref:
             target = self.nodes.get(node.ref.rsplit("/", 1)[1])
-            return target is not None and self._accepts(target, value, depth + 1)
-        if "const" in node.extras:
-            return node.extras["const"] == value
-        if node.enum:
-            return value in node.enum
-        if node.anyOf:
-            return any(self._accepts(a, value, depth + 1) for a in _subschemas(node.anyOf))
-        kinds = node.type if isinstance(node.type, list) else [node.type] if node.type else []
-        return "string" in kinds
+            if target is None or target is node:
+                return None
+            node = self._merged(target)
+        return node
 
     def _require_one_of(self, node: JsonSchemaObject) -> tuple[tuple[str, ...], ...]:
         return tuple(

@@ -1,6 +1,7 @@
-"""A protocol default (``resultType`` absent means ``complete``) applies however upstream
-types the field: a plain string, a ``$ref`` to a string or an enum, a union of constants;
-and not where the value would be invalid."""
+"""A field's default: a protocol default (``resultType`` absent means ``complete``) or the
+schema's own scalar ``default``, applied however upstream types the field (a plain string,
+a ``$ref`` to a string or an enum, a union of constants) and not where it would be
+invalid."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ from mcpgen.generator.pipeline import Inputs, build_ir
 VERSION = "2026-07-28"
 
 
-def result_type_field(schema: dict[str, Any]) -> ir.Field:
+def call_tool_field(schema: dict[str, Any], wire: str) -> ir.Field:
+    """The IR field ``wire`` of ``CallToolResult`` built from ``schema``."""
     module = build_ir(VERSION, Inputs.load(), json.dumps(schema).encode())
     (call,) = [d for d in module.definitions if d.name == "CallToolResult"]
     assert isinstance(call, (ir.StructDef, ir.OpenDef))
-    (field,) = [f for f in call.fields if f.wire_name == "resultType"]
+    (field,) = [f for f in call.fields if f.wire_name == wire]
     return field
+
+
+def result_type_field(schema: dict[str, Any]) -> ir.Field:
+    return call_tool_field(schema, "resultType")
 
 
 def retyped(fetched: Path, resultType: Any, extra: dict[str, Any] | None = None) -> Any:
@@ -66,3 +72,26 @@ def test_no_default_where_the_value_would_be_invalid(
 ) -> None:
     field = result_type_field(retyped(fetched, field_schema, extra))
     assert not field.has_default
+
+
+@pytest.mark.parametrize(
+    ("default", "applies"),
+    [(False, True), (True, True), ("no", False), (0, False), ({"a": 1}, False)],
+    ids=["false", "true", "a-string", "zero-is-no-boolean", "an-object"],
+)
+def test_the_schemas_own_default_applies_where_valid(
+    fetched: Path, default: Any, applies: bool
+) -> None:
+    schema = json.loads((fetched / VERSION / "schema.json").read_bytes())
+    schema["$defs"]["CallToolResult"]["properties"]["isError"]["default"] = default
+    field = call_tool_field(schema, "isError")
+    assert field.has_default is applies
+    assert field.default == (default if applies else None)
+    if applies:
+        assert not field.required
+
+
+def test_a_protocol_default_wins_over_the_schemas(fetched: Path) -> None:
+    schema = json.loads((fetched / VERSION / "schema.json").read_bytes())
+    schema["$defs"]["CallToolResult"]["properties"]["resultType"]["default"] = "other"
+    assert call_tool_field(schema, "resultType").default == "complete"
