@@ -146,13 +146,20 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
     import json
 
     from .fetch import add_pin, read_schema
+    from .loader import definitions_of
+    from .override_usage import usage
+    from .overrides import load_overrides
     from .patches import apply_patches, load_patches
 
     pin = add_pin(version, commit, source, era, force=force)
     click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
-    report = apply_patches(json.loads(read_schema(version)), load_patches())
+    document = json.loads(read_schema(version))
+    report = apply_patches(document, load_patches())
     click.echo(f"patches it needs: {', '.join(report.applied) or 'none'}")
     click.echo(f"patches it does not need: {', '.join(report.not_needed) or 'none'}")
+    used = usage(load_overrides(), definitions_of(document)[1])
+    click.echo(f"overrides it uses: {len(used.used)} of {len(used.used) + len(used.unused)}")
+    click.echo(f"overrides with nothing to act on in it: {', '.join(used.unused) or 'none'}")
 
 
 @main.command()
