@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from . import jsonrpc
@@ -49,6 +49,7 @@ from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession, SessionTable
 from .limits import DEFAULT, Limits
 from .modern import HttpHeaders
+from .request_headers import accepts_answers, is_json, mcp_headers
 from .server import Server
 from .request_scope import RequestScope
 from .session import Session
@@ -57,19 +58,6 @@ log = logging.getLogger("mcpgen.runtime.http")
 
 #: A request carries modern per-request metadata (then it needs no session).
 _PROTOCOL_META = b"io.modelcontextprotocol/protocolVersion"
-
-
-# Verdicts on header values, remembered: clients repeat the same few on every request.
-@functools.lru_cache(maxsize=256)
-def _is_json(content_type: bytes) -> bool:
-    return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
-
-
-@functools.lru_cache(maxsize=256)
-def _accepts_answers(accept: bytes) -> bool:
-    """A POST's ``Accept`` must allow both a JSON answer and an SSE stream."""
-    accept = accept.lower()
-    return b"*/*" in accept or (b"application/json" in accept and b"text/event-stream" in accept)
 
 
 class McpHttpApp:
@@ -158,11 +146,10 @@ class McpHttpApp:
     # -- POST -------------------------------------------------------------------------------
 
     async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
-        content_type = headers.get(b"content-type", b"")
-        if content_type != b"application/json" and not _is_json(content_type):
+        if not is_json(headers.get(b"content-type", b"")):
             await refuse(send, 415, "Unsupported Media Type: use application/json")
             return
-        if not _accepts_answers(headers.get(b"accept", b"")):
+        if not accepts_answers(headers.get(b"accept", b"")):
             message = "Not Acceptable: Accept must list application/json and text/event-stream"
             await refuse(send, 406, message)
             return
@@ -175,7 +162,7 @@ class McpHttpApp:
         session_id = text(headers, b"mcp-session-id")
         version = text(headers, b"mcp-protocol-version")
         if session_id is None and version is not None and version not in self.legacy:
-            http = _mcp_headers(headers, version)
+            http = mcp_headers(headers, version)
             event = self.direct.read(body, http)
             if event is not None:
                 await self._serve_inline([event], event.id, receive, send)
@@ -201,7 +188,7 @@ class McpHttpApp:
                 message = "Bad Request: Mcp-Session-Id required (start a session with initialize)"
                 await refuse(send, 400, message, requests[0] if requests else None)
                 return
-        http = _mcp_headers(headers, version)
+        http = mcp_headers(headers, version)
         if (
             len(messages) == 1
             and isinstance(messages[0], jsonrpc.Request)
@@ -507,46 +494,6 @@ class McpHttpApp:
 
 def _request_ids(messages: list[jsonrpc.Message]) -> list[RequestId]:
     return [m.id for m in messages if isinstance(m, jsonrpc.Request)]
-
-
-def _mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
-    """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)."""
-    method, name = headers.get(b"mcp-method"), headers.get(b"mcp-name")
-    return HttpHeaders(
-        protocol_version,
-        None if method is None else method.decode("latin-1"),
-        None if name is None else name.decode("latin-1"),
-        _ParamHeaders(headers),
-    )
-
-
-class _ParamHeaders(Mapping[str, str]):
-    """The ``Mcp-Param-*`` headers, keyed by the rest of their name; read on first use
-    (only a call of a tool with header annotations needs them)."""
-
-    __slots__ = ("_headers", "_params")
-
-    def __init__(self, headers: Headers) -> None:
-        self._headers = headers
-        self._params: dict[str, str] | None = None
-
-    def _read(self) -> dict[str, str]:
-        if self._params is None:
-            self._params = {
-                k[10:].decode("latin-1"): v.decode("latin-1")
-                for k, v in self._headers.items()
-                if k.startswith(b"mcp-param-")
-            }
-        return self._params
-
-    def __getitem__(self, key: str) -> str:
-        return self._read()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
 
 
 def _polls(legacy: LegacySession) -> bool:

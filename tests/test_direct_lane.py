@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from mcpgen.runtime import jsonrpc
 from mcpgen.runtime.events import IncomingRequest
-from mcpgen.runtime.http import McpHttpApp, _mcp_headers
+from mcpgen.runtime.http import McpHttpApp
+from mcpgen.runtime.request_headers import mcp_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
@@ -208,7 +209,7 @@ def check(app: McpHttpApp, body: bytes, headers: dict[bytes, bytes]) -> bool:
     """Both paths read ``body``; the lane's answer must be the general path's. Returns
     whether the lane accepted."""
     version = headers.get(b"mcp-protocol-version")
-    http = _mcp_headers(headers, None if version is None else version.decode("latin-1"))
+    http = mcp_headers(headers, None if version is None else version.decode("latin-1"))
     direct = app.direct.read(body, http)
     general = app.stateless.receive_parsed(jsonrpc.parse(body), http)
     one = general[0] if len(general) == 1 else None
@@ -308,7 +309,7 @@ def test_arbitrary_bodies_are_declined_and_the_lane_still_reads_the_next_request
 
 def _read(app: McpHttpApp, case: Case) -> IncomingRequest:
     headers = _headers(case)
-    http = _mcp_headers(headers, headers[b"mcp-protocol-version"].decode())
+    http = mcp_headers(headers, headers[b"mcp-protocol-version"].decode())
     event = app.direct.read(case.body(), http)
     assert event is not None
     return event
