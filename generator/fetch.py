@@ -102,6 +102,22 @@ class DirSource(Source):
         return manifest_commits(data.decode("utf-8", "replace"))
 
 
+def _download(url: str, limit: int = -1) -> bytes:
+    """The body at ``url`` (at most ``limit`` bytes). An HTTP error status is raised as
+    ``HTTPError`` for the caller to word; an unreachable host as a :class:`SchemaError`."""
+    try:
+        with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
+            return response.read(limit)
+    except urllib.error.HTTPError:
+        raise
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise SchemaError(
+            f"{url}: unreachable ({reason})",
+            f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
+        ) from None
+
+
 @dataclass
 class UrlSource(Source):
     """An HTTP(S) location: the pinned upstream raw URL, or a base URL of a mirror."""
@@ -128,20 +144,13 @@ class UrlSource(Source):
 
     def _get(self, url: str) -> bytes:
         try:
-            with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
-                return response.read()
+            return _download(url)
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 raise SchemaError(
                     f"{url}: not found (HTTP 404)", "check the version and commit pin"
                 ) from None
             raise SchemaError(f"{url}: HTTP {exc.code}", "retry later or use --from DIR") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise SchemaError(
-                f"{url}: unreachable ({reason})",
-                f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
-            ) from None
 
     def read(self, version: str, path: str) -> bytes:
         return self._get(self.url(version, path))
@@ -155,16 +164,9 @@ class UrlSource(Source):
         if url is None:
             return []
         try:
-            with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
-                data = response.read(MANIFEST_MAX_BYTES)
+            data = _download(url, MANIFEST_MAX_BYTES)
         except urllib.error.HTTPError:  # no manifest served: the mirror cannot tell
             return []
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise SchemaError(
-                f"{url}: unreachable ({reason})",
-                f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
-            ) from None
         return manifest_commits(data.decode("utf-8", "replace"))
 
     def list(self, version: str) -> list[str]:
