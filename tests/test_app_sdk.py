@@ -5,8 +5,6 @@ and bad arguments answered as invalid, naming the field."""
 
 from __future__ import annotations
 
-import re
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -19,6 +17,8 @@ import pytest
 from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+from processes import announced_http
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / "tests" / "peers" / "add_app.py"
@@ -35,25 +35,8 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """The app over Streamable HTTP (its own process, a free port on 127.0.0.1)."""
-    process = subprocess.Popen(
-        [sys.executable, str(PEER), "--http"],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp"
-        found = re.search(r"(http://\S+)", line)
-        assert found, f"no address announced: {line!r}"
-        yield found.group(1)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+    with announced_http([sys.executable, str(PEER), "--http"], ROOT) as url:
+        yield url
 
 
 @asynccontextmanager

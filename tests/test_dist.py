@@ -21,6 +21,7 @@ import anyio
 import httpx2
 import pytest
 
+from processes import announced_http
 from conftest import MIRROR, ROOT, VERSIONS
 from mcpgen.generator.pins import module_name
 
@@ -185,19 +186,9 @@ async def call_every_way(script: Path, project: Path) -> list[str]:
     from mcp import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
 
-    process = subprocess.Popen(
-        [str(script), "--transport", "http", "--port", "0"],
-        cwd=project,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     seen: list[str] = []
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp"
-        found = re.search(r"(http://\S+)", line)
-        assert found, f"no address announced: {line!r}"
-        url = found.group(1)
+    command = [str(script), "--transport", "http", "--port", "0"]
+    with announced_http(command, project) as url:
         for transport in ("stdio", "http"):
             for mode in ("auto", "legacy"):
                 with anyio.fail_after(60):
@@ -218,13 +209,6 @@ async def call_every_way(script: Path, project: Path) -> list[str]:
                         if tool.output_schema is not None:
                             assert called.structured_content is not None, (transport, mode)
                         seen.append(f"{transport}/{mode}")
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
     return seen
 
 

@@ -50,6 +50,7 @@ from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.generated.v2026_07_28.client import Client, ClientHandlers
 from mcpgen.runtime import ClientSession, McpError, http_client, stdio_client
 from mcpgen.runtime.http_client_transport import HttpClientTransport
+from processes import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_HTTP_PEER = ROOT / "tests" / "peers" / "sdk_http_server.py"
@@ -109,16 +110,6 @@ def wait_until_listening(process: subprocess.Popen[bytes], port: int, log: Path)
                 return
         time.sleep(0.05)
     pytest.fail(f"server did not listen on {port} within {START_TIMEOUT}s: {log.read_text()}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 def run_http_server(args: list[str], log: Path) -> Iterator[HttpServer]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import client as c
 from mcpgen.runtime import connect, http_client
+from processes import announced_http
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60
@@ -55,28 +56,14 @@ def test_the_in_memory_test_passes(tmp_path: Path) -> None:
 
 def test_the_server_over_http(tmp_path: Path) -> None:
     folder = written(tmp_path)
-    process = subprocess.Popen(
-        [sys.executable, "server.py", "0"], cwd=folder, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        found = re.search(r"(http://\S+)", line)
-        assert found, line
+    with announced_http([sys.executable, "server.py", "0"], folder) as url:
 
         async def call() -> object:
-            async with http_client(c.Client, found.group(1)) as client:
+            async with http_client(c.Client, url) as client:
                 result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})
                 return result.structured_content
 
         assert asyncio.run(asyncio.wait_for(call(), TIMEOUT)) == {"result": 5}
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 def test_the_low_level_server(tmp_path: Path) -> None:

@@ -1,0 +1,39 @@
+"""Servers run as their own process in tests: started, their address read from what they
+announce, and stopped (terminated, killed if they linger) whatever the test did."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+#: How long a server may take to end once terminated, before it is killed.
+GRACE_S = 10.0
+
+
+def stop(process: subprocess.Popen[Any], grace: float = GRACE_S) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(grace)
+
+
+@contextmanager
+def announced_http(command: Sequence[str], cwd: Path) -> Iterator[str]:
+    """Run ``command`` (an HTTP server that announces where it listens on its first line
+    of stderr, "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp") and give that URL."""
+    process = subprocess.Popen(list(command), cwd=cwd, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"(http://\S+)", line)
+        assert found, f"no address announced: {line!r}"
+        yield found.group(1)
+    finally:
+        stop(process)
