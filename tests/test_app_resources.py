@@ -4,10 +4,8 @@ through a real client over in-memory transports, in both eras. No subprocess, no
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
-import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import client as legacy
@@ -16,18 +14,7 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, File, Image, McpError
 from mcpgen.runtime.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
-
-T = TypeVar("T")
-MODES = ["auto", "legacy"]
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(asyncio.wait_for(coro, 20.0))
-
-
-def plain(value: Any) -> Any:
-    return msgspec.to_builtins(value)
-
+from app_scenarios import MODES, plain, run
 
 app = App("library", binding=stubs, page_size=2)
 

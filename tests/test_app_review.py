@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import jsonschema
 import msgspec
@@ -20,17 +20,7 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, McpError
 from mcpgen.runtime.errors import INVALID_PARAMS
-
-T = TypeVar("T")
-MODES = ["auto", "legacy"]
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(asyncio.wait_for(coro, 20.0))
-
-
-def plain(value: Any) -> Any:
-    return msgspec.to_builtins(value)
+from app_scenarios import MODES, plain, run
 
 
 def logged(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,9 +8,8 @@ import asyncio
 import enum
 import json
 import logging
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict, TypeVar
+from typing import Annotated, Any, Literal, TypedDict
 
 import msgspec
 import pytest
@@ -21,17 +20,7 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, Audio, File, Image, McpError, ToolError, header
 from mcpgen.runtime.errors import INVALID_PARAMS
-
-T = TypeVar("T")
-MODES = ["auto", "legacy"]
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(asyncio.wait_for(coro, 20.0))
-
-
-def plain(value: Any) -> Any:
-    return msgspec.to_builtins(value)
+from app_scenarios import MODES, plain, run
 
 
 def listed(app: App, name: str, mode: str = "auto") -> dict[str, Any]:
