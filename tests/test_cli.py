@@ -6,7 +6,6 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +14,9 @@ from typing import Any
 import pytest
 
 from cli_runner import mcpgen
-from conftest import MIRROR, ROOT
+from conftest import ROOT
 from mcpgen.generator.errors import EXIT_USAGE
-from mcpgen.generator.pins import PINS_FILE
+from revisions import synthetic_revision
 
 
 def cli(
@@ -276,34 +275,27 @@ def test_help_and_readme_list_every_environment_variable() -> None:
 def test_a_new_spec_revision_needs_no_code_change(tmp_path: Path, fetched: Path) -> None:
     """A synthetic version (draft plus one field and one method) goes through the pin
     mechanism and reaches diff, generate, the dispatch table and the typed stubs."""
-    mirror = tmp_path / "mirror"
-    shutil.copytree(
-        MIRROR / "draft", mirror / "2099-01-01", ignore=shutil.ignore_patterns("examples")
-    )
-    schema_file = mirror / "2099-01-01" / "schema.json"
-    schema = json.loads(schema_file.read_text())
-    defs = schema["$defs"]
-    defs["Tool"]["properties"]["category"] = {
-        "type": "string",
-        "description": "Where the tool belongs.",
-    }
-    defs["HealthCheckRequest"] = {
-        "type": "object",
-        "properties": {
-            "jsonrpc": {"const": "2.0", "type": "string"},
-            "id": {"$ref": "#/$defs/RequestId"},
-            "method": {"const": "health/check", "type": "string"},
-            "params": {"$ref": "#/$defs/RequestParams"},
-        },
-        "required": ["jsonrpc", "id", "method"],
-    }
-    defs["HealthCheckResult"] = {"$ref": "#/$defs/Result"}
-    defs["ClientRequest"]["anyOf"].append({"$ref": "#/$defs/HealthCheckRequest"})
-    schema_file.write_text(json.dumps(schema))
-    pins = tmp_path / "pins.json"
-    shutil.copy(PINS_FILE, pins)
-    env = {"MCPGEN_PINS": str(pins), "MCPGEN_SCHEMA_DIR": str(tmp_path / "schema")}
-    shutil.copytree(fetched / "draft", tmp_path / "schema" / "draft")
+
+    def revised(schema: dict[str, Any]) -> None:
+        defs = schema["$defs"]
+        defs["Tool"]["properties"]["category"] = {
+            "type": "string",
+            "description": "Where the tool belongs.",
+        }
+        defs["HealthCheckRequest"] = {
+            "type": "object",
+            "properties": {
+                "jsonrpc": {"const": "2.0", "type": "string"},
+                "id": {"$ref": "#/$defs/RequestId"},
+                "method": {"const": "health/check", "type": "string"},
+                "params": {"$ref": "#/$defs/RequestParams"},
+            },
+            "required": ["jsonrpc", "id", "method"],
+        }
+        defs["HealthCheckResult"] = {"$ref": "#/$defs/Result"}
+        defs["ClientRequest"]["anyOf"].append({"$ref": "#/$defs/HealthCheckRequest"})
+
+    mirror, env = synthetic_revision(tmp_path, "2099-01-01", fetched, revised)
 
     added = cli(
         "schema", "add", "2099-01-01", "--commit", "abcdef1", "--from", str(mirror), env=env

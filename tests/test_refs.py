@@ -3,18 +3,15 @@ definition is left out (a union loses the member), and ``--strict`` makes it an 
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cli_runner import mcpgen
-from conftest import MIRROR
 from mcpgen.generator.errors import GenerateError
-from mcpgen.generator.pins import PINS_FILE
 from mcpgen.generator.refs import prune_dangling, references
+from revisions import synthetic_revision
 
 
 def defs_with_holes() -> dict[str, Any]:
@@ -67,19 +64,13 @@ def test_a_revision_with_dangling_refs_generates_and_strict_stops_it(
     """Through the CLI: a copy of draft whose Tool refers to a missing icon definition and
     whose content union names a missing member is pinned, generated with warnings, and
     refused under --strict."""
-    mirror = tmp_path / "mirror"
-    shutil.copytree(
-        MIRROR / "draft", mirror / "2099-02-02", ignore=shutil.ignore_patterns("examples")
-    )
-    schema_file = mirror / "2099-02-02" / "schema.json"
-    schema = json.loads(schema_file.read_text())
-    defs = schema["$defs"]
-    defs["Tool"]["properties"]["badge"] = {"$ref": "#/$defs/NoSuchBadge"}
-    defs["ContentBlock"]["anyOf"].append({"$ref": "#/$defs/NoSuchContent"})
-    schema_file.write_text(json.dumps(schema))
-    pins = tmp_path / "pins.json"
-    shutil.copy(PINS_FILE, pins)
-    env = {"MCPGEN_PINS": str(pins), "MCPGEN_SCHEMA_DIR": str(tmp_path / "schema")}
+
+    def with_holes(schema: dict[str, Any]) -> None:
+        defs = schema["$defs"]
+        defs["Tool"]["properties"]["badge"] = {"$ref": "#/$defs/NoSuchBadge"}
+        defs["ContentBlock"]["anyOf"].append({"$ref": "#/$defs/NoSuchContent"})
+
+    mirror, env = synthetic_revision(tmp_path, "2099-02-02", fetched, with_holes)
     added = mcpgen(
         "schema", "add", "2099-02-02", "--commit", "abcdef1", "--from", str(mirror), env=env
     )
