@@ -16,6 +16,7 @@ import msgspec
 
 from . import ir
 from .diff_fields import TYPING, Change, keyword_changes, load_document
+from .methods import capability_paths
 
 if TYPE_CHECKING:
     from .pipeline import Inputs
@@ -118,23 +119,12 @@ def _field_changes(
 
 
 def _capability_paths(module: ir.Module) -> set[str]:
-    """Every field path under Client/ServerCapabilities, e.g. ``server.tools.listChanged``."""
-    paths: set[str] = set()
-    defs = module.lookup()
-
-    def walk(name: str, prefix: str, depth: int) -> None:
-        d = defs.get(name)
-        if not isinstance(d, (ir.StructDef, ir.OpenDef)) or depth > 4:
-            return
-        for f in d.fields:
-            path = f"{prefix}.{f.wire_name}"
-            paths.add(path)
-            if isinstance(f.type, ir.Named):
-                walk(f.type.name, path, depth + 1)
-
-    walk("ClientCapabilities", "client", 0)
-    walk("ServerCapabilities", "server", 0)
-    return paths
+    """Every field path under either side's capabilities, e.g. ``server.tools.listChanged``."""
+    return {
+        ".".join((side, *path))
+        for side in ("client", "server")
+        for path in capability_paths(module, side)
+    }
 
 
 def _documents(old: ir.Module, new: ir.Module, inputs: Inputs | None) -> tuple[Any, Any]:

@@ -23,6 +23,7 @@ from typing import Any, cast
 from .fsops import replace_directory
 from .errors import ExistsError, SchemaError, UsageError
 from .pins import Era, Pin, Pins, load_pins, schema_dir
+from .roles import methods_of
 
 SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
 URL_TIMEOUT_S = 30.0
@@ -366,7 +367,7 @@ def add_pin(
         )
     if era is None:
         defs = schema_doc.get("$defs") or schema_doc.get("definitions") or {}
-        era = "legacy" if "InitializeRequest" in defs else "modern"
+        era = "legacy" if "initialize" in methods_of(defs) else "modern"
     pin = Pin(commit=commit, era=cast(Era, era), dialect=dialect, files=files)
     pins.versions[version] = pin
     fetch([version], source, pins, root)

@@ -211,6 +211,15 @@ class Module(msgspec.Struct, frozen=True):
     methods: tuple[Method, ...] = ()
     #: What loading the schema left out, and why (dangling ``$ref``s).
     warnings: tuple[str, ...] = ()
+    #: Role (the runtime's stable name for a part of the protocol) → the type playing
+    #: it (mostly a definition), found by where the protocol carries it (``roles.py``).
+    roles: tuple[tuple[str, TypeExpr], ...] = ()
 
     def lookup(self) -> dict[str, Definition]:
         return {d.name: d for d in self.definitions}
+
+    def role(self, role: str) -> str | None:
+        """The name of the definition playing ``role`` (None where the schema has none,
+        or where the role is played by an inline type)."""
+        made = dict(self.roles).get(role)
+        return made.name if isinstance(made, Named) else None

@@ -27,6 +27,7 @@ from .naming import ClassNames, attribute, open_attribute, pascal
 from .inherit import inherit_properties
 from .overrides import Overrides
 from .patches import Patch, apply_patches
+from .roles import find_roles
 from .refs import prune_dangling
 from .pins import Pin
 
@@ -70,9 +71,16 @@ def _subschemas(nodes: list[JsonSchemaObject | bool]) -> list[JsonSchemaObject]:
 
 
 class _Builder:
-    def __init__(self, version: str, defs: dict[str, Any], overrides: Overrides) -> None:
+    def __init__(
+        self, version: str, defs: dict[str, Any], overrides: Overrides, roles: dict[str, str]
+    ) -> None:
         self.version = version
         self.overrides = overrides
+        self.roles = roles
+        #: the type made for each inline origin a role points at
+        self.role_types: dict[str, ir.TypeExpr] = {}
+        #: temporary names of hoisted objects → the names they are emitted under
+        self.final: dict[str, str] = {}
         self.raw = defs
         self.nodes = {name: JsonSchemaObject.model_validate(node) for name, node in defs.items()}
         self.out: dict[str, ir.Definition] = {}
@@ -98,7 +106,7 @@ class _Builder:
 
     def definition(self, name: str, node: JsonSchemaObject) -> ir.Definition:
         description = _clean_description(node.description)
-        if self.overrides.is_any_json(name, self.version):
+        if self.overrides.is_any_json(name, self.version, self.roles):
             return ir.AliasDef(name=name, target=ir.AnyType(), description=description, origin=name)
         node = self._merged(node)
         if node.ref and not node.properties:
@@ -197,7 +205,8 @@ class _Builder:
             return None
         if ap is True or isinstance(ap, JsonSchemaObject):
             return ir.AnyType() if ap is True else self.type_of(ap, origin, origin + "{}")
-        return ir.AnyType() if self.overrides.is_open(origin, self.version, self.unions) else None
+        opened = self.overrides.is_open(origin, self.version, self.unions, self.roles)
+        return ir.AnyType() if opened else None
 
     # -- types ------------------------------------------------------------------------
 
@@ -248,7 +257,20 @@ class _Builder:
         return tuple(members)
 
     def type_of(self, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
-        if self.overrides.is_any_json(origin, self.version):
+        made = self._type_of(node, hint, origin)
+        if origin in self.roles.values():
+            self.role_types[origin] = made
+        return made
+
+    def role_type(self, origin: str) -> ir.TypeExpr | None:
+        """The type emitted for ``origin`` (a role's target), once names are final."""
+        if origin in self.nodes:
+            return ir.Named(name=origin)
+        made = self.role_types.get(origin)
+        return None if made is None else _rename(made, self.final)
+
+    def _type_of(self, node: JsonSchemaObject, hint: str, origin: str) -> ir.TypeExpr:
+        if self.overrides.is_any_json(origin, self.version, self.roles):
             return ir.AnyType()
         node = self._merged(node)
         if node.ref:
@@ -339,6 +361,7 @@ class _Builder:
             hint, origin = min(self.hints[temp], key=preference)
             final[temp] = names.claim(hint)
             self.hoisted[temp] = msgspec.structs.replace(self.hoisted[temp], origin=origin)
+        self.final = final
         renamed = [_rename(d, final) for d in self.out.values()]
         hoisted = [
             _rename(self.hoisted[t], final) for t in sorted(self.hoisted, key=lambda t: final[t])
@@ -413,8 +436,10 @@ def load_module(
     _, defs = definitions_of(doc)
     warnings = prune_dangling(defs, version, strict)
     inherit_properties(defs, overrides.inherit_properties, version)
-    builder = _Builder(version, defs, overrides)
+    roles = find_roles(defs, overrides)
+    builder = _Builder(version, defs, overrides, roles)
     definitions = builder.build()
+    emitted = {role: builder.role_type(origin) for role, origin in roles.items()}
     return ir.Module(
         version=version,
         era=pin.era,
@@ -422,4 +447,5 @@ def load_module(
         definitions=tuple(definitions),
         schema_names=tuple(defs),
         warnings=tuple(warnings),
+        roles=tuple((role, made) for role, made in emitted.items() if made is not None),
     )

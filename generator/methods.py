@@ -80,23 +80,28 @@ def result_type(
     return None
 
 
-def _capability_exists(path: tuple[str, ...], side: str, defs: dict[str, ir.Definition]) -> bool:
-    """Whether ``path`` names a field of the version's Client/ServerCapabilities."""
-    node: ir.Definition | None = defs.get(
-        "ClientCapabilities" if side == "client" else "ServerCapabilities"
-    )
-    for part in path:
-        if not isinstance(node, (ir.StructDef, ir.OpenDef)):
-            return False
-        field = next((f for f in node.fields if f.wire_name == part), None)
-        if field is None:
-            return False
-        node = defs.get(field.type.name) if isinstance(field.type, ir.Named) else None
-    return True
+def capability_paths(module: ir.Module, side: ir.Side) -> set[tuple[str, ...]]:
+    """Every field path of the capabilities one side declares, e.g. ``("tools",
+    "listChanged")``; the capabilities object is found by its role, not by its name."""
+    paths: set[tuple[str, ...]] = set()
+    defs = module.lookup()
+
+    def walk(name: str | None, prefix: tuple[str, ...]) -> None:
+        d = defs.get(name or "")
+        if not isinstance(d, (ir.StructDef, ir.OpenDef)) or len(prefix) > 4:
+            return
+        for f in d.fields:
+            paths.add(path := (*prefix, f.wire_name))
+            if isinstance(f.type, ir.Named):
+                walk(f.type.name, path)
+
+    walk(module.role("ClientCapabilities" if side == "client" else "ServerCapabilities"), ())
+    return paths
 
 
 def build_methods(module: ir.Module, overrides: Overrides) -> tuple[ir.Method, ...]:
     defs = module.lookup()
+    declared = {side: capability_paths(module, side) for side in ("client", "server")}
     methods: list[ir.Method] = []
     for union, kind, sender, channel in DIRECTION_UNIONS:
         for member in _members(union, defs):
@@ -117,9 +122,7 @@ def build_methods(module: ir.Module, overrides: Overrides) -> tuple[ir.Method, .
                 ),
                 None,
             )
-            if gate is not None and not _capability_exists(
-                gate, receiver if kind == "request" else sender, defs
-            ):
+            if gate is not None and gate not in declared[receiver if kind == "request" else sender]:
                 gate = None
             methods.append(
                 ir.Method(

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from .overrides import Overrides
+from .roles import find_roles, methods_of
 
 
 class Usage(NamedTuple):
@@ -34,17 +35,6 @@ def _fields(defs: dict[str, Any]) -> set[str]:
     return {origin.split(".", 1)[1] for origin in _origins(defs) if "." in origin}
 
 
-def _methods(defs: dict[str, Any]) -> set[str]:
-    """The ``method`` constants the schema's messages declare."""
-    found = set()
-    for node in defs.values():
-        properties = node.get("properties") if isinstance(node, dict) else None
-        method = properties.get("method") if isinstance(properties, dict) else None
-        if isinstance(method, dict) and isinstance(method.get("const"), str):
-            found.add(method["const"])
-    return found
-
-
 def _members(defs: dict[str, Any], union: str) -> set[str]:
     node = defs.get(union)
     if not isinstance(node, dict):
@@ -60,12 +50,17 @@ def _any_match(pattern: str, names: Iterable[str]) -> bool:
 def usage(overrides: Overrides, defs: dict[str, Any]) -> Usage:
     """Each rule of ``overrides`` (labelled ``kind target``), by whether ``defs`` (a
     schema's definitions) has what it is about."""
-    origins, fields, methods = _origins(defs), _fields(defs), _methods(defs)
-    checks: list[tuple[str, bool]] = []
+    origins, fields, methods = _origins(defs), _fields(defs), methods_of(defs)
+    roles = find_roles(defs, overrides)
+    checks: list[tuple[str, bool]] = [
+        (f"roles {rule.role}", rule.role in roles) for rule in overrides.roles
+    ]
     for kind, rules in (("open_objects", overrides.open_objects), ("any_json", overrides.any_json)):
         for rule in rules:
             scope = _members(defs, rule.members_of) if rule.members_of else origins
-            checks.append((f"{kind} {rule.match}", _any_match(rule.match, scope)))
+            pattern = rule.pattern(roles)
+            found = pattern is not None and _any_match(pattern, scope)
+            checks.append((f"{kind} {rule.match}", found))
     for default in overrides.field_defaults:
         checks.append((f"field_defaults {default.field}", default.field in fields))
     for optional in overrides.optional_fields:

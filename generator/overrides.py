@@ -9,6 +9,8 @@ naming convention, which capability gates a method.
 from __future__ import annotations
 
 import fnmatch
+import glob
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -22,7 +24,9 @@ class Rule(msgspec.Struct, frozen=True):
     """Applies to definitions or inline objects whose origin matches ``match`` (a glob).
 
     Origins look like ``Tool`` (a definition) or ``Tool.inputSchema`` (an inline object).
-    ``versions`` limits the rule; empty means every version.
+    ``{Role}`` in ``match`` stands for the origin of a role (``{Tool}.inputSchema``), so a
+    rule follows its target through upstream renames; a role the schema lacks makes the
+    rule match nothing. ``versions`` limits the rule; empty means every version.
     """
 
     match: str
@@ -31,12 +35,24 @@ class Rule(msgspec.Struct, frozen=True):
     #: Only definitions that are members of this union (where the schema defines it).
     members_of: str | None = None
 
-    def applies(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
+    def pattern(self, roles: Mapping[str, str]) -> str | None:
+        """``match`` with its ``{Role}`` placeholders filled in (None: a role is missing)."""
+        if "{" not in self.match:
+            return self.match
+        try:
+            return self.match.format_map({k: glob.escape(v) for k, v in roles.items()})
+        except KeyError:
+            return None
+
+    def applies(
+        self, origin: str, version: str, unions: dict[str, set[str]], roles: Mapping[str, str]
+    ) -> bool:
         if self.versions and version not in self.versions:
             return False
         if self.members_of is not None and origin not in unions.get(self.members_of, ()):
             return False
-        return fnmatch.fnmatchcase(origin, self.match)
+        pattern = self.pattern(roles)
+        return pattern is not None and fnmatch.fnmatchcase(origin, pattern)
 
 
 class FieldDefault(msgspec.Struct, frozen=True):
@@ -94,6 +110,18 @@ class CapabilityGate(msgspec.Struct, frozen=True):
     path: tuple[str, ...]
 
 
+RolePath = tuple[str, ...]
+
+
+class RoleRule(msgspec.Struct, frozen=True):
+    """Where the definition playing ``role`` lives (see ``roles.py``); the first of
+    ``paths`` that resolves wins."""
+
+    role: str
+    paths: tuple[RolePath, ...]
+    reason: str = ""
+
+
 class Overrides(msgspec.Struct, frozen=True):
     open_objects: tuple[Rule, ...] = ()
     any_json: tuple[Rule, ...] = ()
@@ -103,12 +131,15 @@ class Overrides(msgspec.Struct, frozen=True):
     result_exceptions: tuple[ResultException, ...] = ()
     capabilities: tuple[CapabilityGate, ...] = ()
     runtime_methods: tuple[RuntimeMethod, ...] = ()
+    roles: tuple[RoleRule, ...] = ()
 
-    def is_open(self, origin: str, version: str, unions: dict[str, set[str]]) -> bool:
-        return any(r.applies(origin, version, unions) for r in self.open_objects)
+    def is_open(
+        self, origin: str, version: str, unions: dict[str, set[str]], roles: Mapping[str, str]
+    ) -> bool:
+        return any(r.applies(origin, version, unions, roles) for r in self.open_objects)
 
-    def is_any_json(self, origin: str, version: str) -> bool:
-        return any(r.applies(origin, version, {}) for r in self.any_json)
+    def is_any_json(self, origin: str, version: str, roles: Mapping[str, str]) -> bool:
+        return any(r.applies(origin, version, {}, roles) for r in self.any_json)
 
     def is_optional(self, field: str, owner: str) -> bool:
         return any(

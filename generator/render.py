@@ -82,6 +82,8 @@ class ModuleView:
     schema_names: list[str]
     imports: list[str]
     h: dict[str, str]
+    #: (role, emitted definition name), sorted by role
+    roles: list[tuple[str, str]]
 
 
 def docstring(text: str | None, indent: str = "") -> str | None:
@@ -303,6 +305,7 @@ class Renderer:
             schema_names=list(self.module.schema_names),
             imports=self.imports(),
             h=self.h,
+            roles=sorted((role, self.annotation(made)) for role, made in self.module.roles),
         )
 
 

@@ -25,6 +25,7 @@ from .errors import EXIT_EXISTS, McpgenError, UsageError
 from .fetch import read_schema
 from .fsops import replace_directory
 from .pins import module_name
+from .roles import find_roles
 from .pipeline import Inputs, generate
 from ..runtime.tools import INPUT_ERRORS_AS_RESULTS
 
@@ -198,8 +199,8 @@ def _context(
 
 
 def _has_structured_output(version: str, inputs: Inputs) -> bool:
-    """Whether ``version``'s ``CallToolResult`` has ``structuredContent`` (its schema says)."""
+    """Whether ``version``'s tool results have ``structuredContent`` (its schema says)."""
     schema = json.loads(read_schema(version, inputs.pins, inputs.schema_root))
     definitions = schema.get("$defs") or schema.get("definitions") or {}
-    result = definitions.get("CallToolResult", {})
+    result = definitions.get(find_roles(definitions, inputs.overrides).get("CallToolResult"), {})
     return "structuredContent" in result.get("properties", {})

@@ -37,6 +37,18 @@ class StubsView:
     client_notifications: list[MethodView]
     #: Everything, for the dispatch table.
     methods: list[MethodView]
+    #: Annotations of the Context's typed properties, by role (``t.<name>`` where the
+    #: schema has the role, a plain type where it does not).
+    roles: dict[str, str]
+
+
+#: The roles the server Context types its properties with, and what stands in for each
+#: where a schema has no such definition.
+CONTEXT_ROLES = {
+    "Implementation": "Mapping[str, Any]",
+    "ClientCapabilities": "Mapping[str, Any]",
+    "LoggingLevel": "str",
+}
 
 
 def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
@@ -90,6 +102,10 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
             v for v in user if v.spec.kind == "notification" and v.spec.direction == "server"
         ],
         methods=views,
+        roles={
+            role: f"t.{module.role(role)}" if module.role(role) else fallback
+            for role, fallback in CONTEXT_ROLES.items()
+        },
     )
 
 

@@ -32,6 +32,7 @@ from .app_handlers import handlers_class
 from .limits import Limits
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, is_template
+from .roles import RoleTypes
 from .server import Server
 from .tools import RegisteredTool
 from .wire import CachePolicy
@@ -68,7 +69,7 @@ class App:
         self.version = version
         self.binding = binding
         self.handlers_base: type = binding.ServerHandlers
-        self.types: Any = self.handlers_base.__binding__.types  # type: ignore[attr-defined]
+        self.types: Any = RoleTypes(self.handlers_base.__binding__.types)  # type: ignore[attr-defined]
         self.context_type: type | None = getattr(binding, "Context", None)
         self.page_size = page_size
         self._options: dict[str, Any] = {

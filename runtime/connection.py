@@ -46,6 +46,7 @@ from .events import (
 )
 from .jsonrpc import RequestId
 from .limits import DEFAULT, Limits
+from .roles import role_of
 from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
     MethodSpec,
@@ -809,15 +810,15 @@ class Connection:
     def capabilities_for(self, version: VersionInfo) -> dict[str, Any]:
         """Our capabilities, keeping only those the version's schema knows (plus extras
         under ``experimental``)."""
-        cls = (
-            version.binding.types.ServerCapabilities
-            if self.role == "server"
-            else version.binding.types.ClientCapabilities
+        cls = role_of(
+            version.binding.types,
+            "ServerCapabilities" if self.role == "server" else "ClientCapabilities",
         )
         known = {spec.wire for spec in getattr(cls, "__keys__", {}).values()}
         return {k: v for k, v in self.capabilities.items() if not known or k in known}
 
     def info_for(self, version: VersionInfo) -> dict[str, Any]:
         """Our implementation info, keeping only fields the version's schema knows."""
-        encoded = set(getattr(version.binding.types.Implementation, "__struct_encode_fields__", ()))
+        implementation = role_of(version.binding.types, "Implementation")
+        encoded = set(getattr(implementation, "__struct_encode_fields__", ()))
         return {k: v for k, v in self.info.items() if not encoded or k in encoded}

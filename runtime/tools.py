@@ -31,8 +31,6 @@ log = logging.getLogger("mcpgen.runtime.app")
 #: error (a result with ``isError``, which the model can read and correct) rather than a
 #: JSON-RPC -32602 (SEP-1303). Later versions, whatever their names, sort after it.
 INPUT_ERRORS_AS_RESULTS = "2025-11-25"
-#: The content block types a tool may return as they are (resolved in the app's types).
-CONTENT_TYPES = ("TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink")
 
 
 class ToolError(Exception):
@@ -59,9 +57,7 @@ def _is_content(tp: Any, types: Any, nested: bool = False) -> bool:
         return bool(args) and all(_is_content(a, types, True) for a in args)
     if tp is str:
         return nested
-    blocks = tuple(
-        getattr(types, n) for n in (*CONTENT_TYPES, "CallToolResult") if hasattr(types, n)
-    )
+    blocks = (*typing.get_args(types.ContentBlock), types.CallToolResult)
     return isinstance(tp, type) and issubclass(tp, (*blocks, *helpers.Helper))
 
 
