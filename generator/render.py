@@ -11,6 +11,7 @@ from typing import Any
 
 from . import ir
 from .errors import GenerateError
+from .unions import recursive_unions
 
 _RUNTIME_SCALARS = {"str": "str", "int": "int", "bool": "bool", "null": "type(None)"}
 
@@ -30,7 +31,9 @@ HELPERS: dict[str, tuple[str, ...]] = {
     ),
 }
 #: The module's own API; a schema definition may not take these names.
-RESERVED = frozenset({"DEFINITIONS", "PROTOCOL_VERSION", "decode", "encode", "convert", "msgspec"})
+RESERVED = frozenset(
+    {"DEFINITIONS", "ROLES", "PROTOCOL_VERSION", "decode", "encode", "convert", "msgspec"}
+)
 
 
 @dataclass
@@ -104,6 +107,7 @@ class Renderer:
     def __init__(self, module: ir.Module) -> None:
         self.module = module
         self.defs = module.lookup()
+        self.recursive = recursive_unions(module.definitions)
         clash = RESERVED & set(self.defs)
         if clash:
             raise GenerateError(
@@ -178,14 +182,16 @@ class Renderer:
 
     # -- runtime values -----------------------------------------------------------------
 
-    def runtime_class(self, t: ir.TypeExpr) -> list[str]:
+    def runtime_class(self, t: ir.TypeExpr, seen: frozenset[str] = frozenset()) -> list[str]:
         """Classes whose instances a decoded ``t`` can be (for union registration)."""
         if isinstance(t, ir.Named):
             d = self.defs[t.name]
+            if t.name in seen:  # a recursive union: its classes are listed already
+                return []
             if isinstance(d, ir.AliasDef):
-                return self.runtime_class(d.target)
+                return self.runtime_class(d.target, seen | {t.name})
             if isinstance(d, ir.UnionDef):
-                return [c for m in d.members for c in self.runtime_class(m)]
+                return [c for m in d.members for c in self.runtime_class(m, seen | {t.name})]
             return [t.name]
         if isinstance(t, ir.Scalar):
             return ["int", "float"] if t.kind == "float" else [_RUNTIME_SCALARS[t.kind]]
@@ -196,7 +202,7 @@ class Renderer:
         if isinstance(t, ir.MapType):
             return ["dict"]
         if isinstance(t, ir.UnionType):
-            return [c for m in t.members for c in self.runtime_class(m)]
+            return [c for m in t.members for c in self.runtime_class(m, seen)]
         return ["object"]
 
     def strategy(self, s: ir.Strategy) -> str:
@@ -273,6 +279,10 @@ class Renderer:
                 expr = " | ".join(dict.fromkeys(self.annotation(m) for m in d.members))
                 deps = set().union(*(_deps(m) for m in d.members))
                 kind = "alias" if d.strategy is None else "union"
+                if kind == "union":  # a class at run time: it names nothing at import
+                    deps = set()
+                if d.name in self.recursive:  # a type checker reads it as a forward reference
+                    expr = f'"{expr}"'
                 views.append(
                     AliasView(kind, d.name, expr, docstring(d.description, "        "), deps)
                 )

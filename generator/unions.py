@@ -8,7 +8,8 @@ values. This pass
 2. leaves native unions inline;
 3. hoists every other union into a named ``UnionDef`` carrying a decision tree
    (by JSON kind, by discriminator value, by key presence, first valid as last resort),
-   which the generated module interprets in its decode hook.
+   which the generated module interprets in its decode hook; so does every union that
+   contains itself (a class stands for it at run time, where no alias could).
 """
 
 from __future__ import annotations
@@ -214,8 +215,9 @@ def analyze(module: ir.Module) -> ir.Module:
     rewritten += new_defs
     index = UnionIndex(tuple(rewritten))
     planned: list[ir.Definition] = []
+    recursive = recursive_unions(tuple(rewritten))
     for d in rewritten:
-        if isinstance(d, ir.UnionDef) and not is_native(d.members, index):
+        if isinstance(d, ir.UnionDef) and (d.name in recursive or not is_native(d.members, index)):
             planner = Planner(index, f"{module.version} {d.name}")
             d = msgspec.structs.replace(d, strategy=planner.plan(index.flatten(d.members)))
         planned.append(d)
@@ -236,6 +238,38 @@ def analyze(module: ir.Module) -> ir.Module:
                 )
                 changed = True
     return msgspec.structs.replace(module, definitions=tuple(planned))
+
+
+def _named_in(t: ir.TypeExpr) -> Iterator[str]:
+    for inner in _walk_types(t):
+        if isinstance(inner, ir.Named):
+            yield inner.name
+
+
+def recursive_unions(definitions: tuple[ir.Definition, ...]) -> set[str]:
+    """Unions that contain themselves without an object in between (``X = string | X[]``).
+
+    msgspec cannot express such an alias, and Python cannot evaluate it at import; a class
+    with a decode strategy stands for each of them at run time (type checkers see the
+    recursive alias)."""
+    edges: dict[str, set[str]] = {}
+    for d in definitions:
+        if isinstance(d, ir.AliasDef):
+            edges[d.name] = set(_named_in(d.target))
+        elif isinstance(d, ir.UnionDef):
+            edges[d.name] = {n for m in d.members for n in _named_in(m)}
+    found = set()
+    for start, d in ((d.name, d) for d in definitions if isinstance(d, ir.UnionDef)):
+        stack, seen = list(edges[start]), set()
+        while stack:
+            name = stack.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name not in seen and name in edges:
+                seen.add(name)
+                stack.extend(edges[name])
+    return found
 
 
 def _cap(name: str) -> str:

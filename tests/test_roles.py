@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -18,13 +17,12 @@ import pytest
 
 from conftest import VERSIONS
 from mcpgen.generator.diff import diff
-from mcpgen.generator.emit import emit_package
 from mcpgen.generator.fetch import read_schema
 from mcpgen.generator.methods import capability_paths
-from mcpgen.generator.pins import Pins, module_name
-from mcpgen.generator.pipeline import Inputs, build_ir, render_version
+from mcpgen.generator.pipeline import build_ir
 from mcpgen.runtime import App
 from app_scenarios import MODES
+from revisions import edited_ir, imported, inputs_with
 
 RENAMES = {"ClientCapabilities": "ClientCaps", "Implementation": "PeerInfo", "TextContent": "Prose"}
 #: Each copy's name (later than every real one) → the pinned schema it renames: the
@@ -42,18 +40,6 @@ def renamed(document: Any) -> Any:
     return out
 
 
-def inputs_with_copies() -> Inputs:
-    inputs = Inputs.load()
-    versions = dict(inputs.pins.versions)
-    versions.update({copy: versions[source] for copy, source in COPIES.items()})
-    return Inputs(
-        Pins(upstream=inputs.pins.upstream, versions=versions),
-        inputs.overrides,
-        inputs.patches,
-        inputs.schema_root,
-    )
-
-
 class Copy(NamedTuple):
     original: Any
     copy: Any
@@ -63,14 +49,13 @@ class Copy(NamedTuple):
 
 @pytest.fixture(scope="module")
 def copies(fetched: Path) -> dict[str, Copy]:
-    inputs = inputs_with_copies()
+    inputs = inputs_with(COPIES)
     built = {}
     for name, source in COPIES.items():
         original_doc = json.loads(read_schema(source, inputs.pins))
-        copy_doc = renamed(original_doc)
         original = build_ir(source, inputs, json.dumps(original_doc).encode())
-        copy = build_ir(name, inputs, json.dumps(copy_doc).encode())
-        built[name] = Copy(original, copy, original_doc, copy_doc)
+        copy = edited_ir(inputs, name, source, renamed)
+        built[name] = Copy(original, copy, original_doc, renamed(original_doc))
     return built
 
 
@@ -79,20 +64,10 @@ def copy_types(
     copies: dict[str, Copy], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
     """Both copies generated as a package of their own, and their types imported."""
-    inputs = inputs_with_copies()
+    modules = {name: c.copy for name, c in copies.items()}
     out = tmp_path_factory.mktemp("renamed")
-    package = "renamed_bindings"
-    rendered = {name: render_version(c.copy, inputs) for name, c in copies.items()}
-    emit_package(out / package, rendered, inputs.pins, False)
-    sys.path.insert(0, str(out))
-    try:
-        yield {
-            name: importlib.import_module(f"{package}.{module_name(name)}.types") for name in COPIES
-        }
-    finally:
-        sys.path.remove(str(out))
-        for module in [m for m in sys.modules if m.startswith(package)]:
-            del sys.modules[module]
+    with imported(out, "renamed_bindings", modules, inputs_with(COPIES)) as types:
+        yield types
 
 
 @pytest.mark.parametrize("version", VERSIONS)

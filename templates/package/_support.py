@@ -56,6 +56,7 @@ __all__ = [
 
 T = TypeVar("T")
 _MISSING: Any = object()
+_TOO_DEEP = "value nested too deeply to decode"
 _PATH = re.compile(r" - at `\$([^`]*)`")
 
 
@@ -246,14 +247,16 @@ def register_union(marker: Any, members: tuple[type, ...], strategy: tuple[Any, 
 
 
 def _kind(obj: Any) -> str:
+    """The JSON kind of a decoded value, named as JSON Schema names it (and as the
+    generator names the branches of a ``kind`` decision)."""
     if obj is None:
         return "null"
     if isinstance(obj, bool):
-        return "bool"
+        return "boolean"
     if isinstance(obj, (int, float)):
         return "number"
     if isinstance(obj, str):
-        return "str"
+        return "string"
     if isinstance(obj, list):
         return "array"
     return "object"
@@ -304,16 +307,52 @@ def _run(node: tuple[Any, ...], obj: Any) -> Any:
                     break
             else:
                 node = default
-        else:  # "first": the first member that validates; else the deepest error
-            best: ValueError | None = None
-            for option in node[1]:
-                try:
-                    return _run(option, obj)
-                except ValueError as exc:
-                    if best is None or _depth(str(exc)) > _depth(str(best)):
-                        best = exc
-            assert best is not None
-            raise best
+        else:  # "first": by trial
+            return _trial(node[1], obj)
+
+
+def _trial(options: tuple[Any, ...], obj: Any) -> Any:
+    """The first member that validates ``obj`` and declares every key it has (msgspec
+    ignores undeclared keys, so a member of optional keys alone would accept anything).
+    Failing that, the member that validates and declares most of its keys (a newer peer
+    may send keys nobody declares yet); else the error that got deepest."""
+    error: ValueError | None = None
+    fallback, fallback_keys = _MISSING, -1
+    for option in options:
+        try:
+            value = _run(option, obj)
+        except ValueError as exc:
+            if error is None or _depth(str(exc)) > _depth(str(error)):
+                error = exc
+            continue
+        declared = _declared_keys(type(value))
+        if declared is None or type(obj) is not dict:
+            return value
+        known = sum(1 for k in obj if k in declared)
+        if known == len(obj):
+            return value
+        if known > fallback_keys:
+            fallback, fallback_keys = value, known
+    if fallback is not _MISSING:
+        return fallback
+    assert error is not None
+    raise error
+
+
+def _declared_keys(cls: type) -> frozenset[str] | None:
+    """The wire keys a Struct class declares (None: it keeps every key, or is no Struct)."""
+    keys = _declared.get(cls, _MISSING)
+    if keys is _MISSING:
+        keys = None
+        if issubclass(cls, msgspec.Struct):
+            tag = cls.__struct_config__.tag_field
+            keys = frozenset((*cls.__struct_encode_fields__, *((tag,) if tag else ())))
+        _declared[cls] = keys
+    return keys
+
+
+#: The declared keys of each Struct class a trial has met.
+_declared: dict[type, frozenset[str] | None] = {}
 
 
 def _hashable(value: Any) -> bool:
@@ -385,13 +424,16 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any: ...
 def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     """Decode JSON into ``tp`` (any generated definition), validating it.
 
-    Raises ``msgspec.ValidationError`` naming the JSON path of the first problem, or
+    Raises ``msgspec.ValidationError`` naming the JSON path of the first problem (or
+    saying the value nests deeper than the interpreter can follow), or
     ``msgspec.DecodeError`` for malformed JSON.
     """
     try:
         return decoder(tp).decode(data)
     except msgspec.ValidationError as exc:
         raise _rethrow(exc) from None
+    except RecursionError:
+        raise msgspec.ValidationError(_TOO_DEEP) from None
 
 
 @overload
@@ -404,6 +446,8 @@ def convert(obj: Any, tp: Any) -> Any:
         return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
         raise _rethrow(exc) from None
+    except RecursionError:
+        raise msgspec.ValidationError(_TOO_DEEP) from None
 
 
 def encode(obj: Any) -> bytes:
