@@ -30,6 +30,7 @@ check: fetch
 
 lint: setup
 	$(BIN)/black --check --quiet generator runtime tests examples bench templates/package mcpgen/__init__.py mcpgen/__main__.py
+	$(BIN)/python -m pyflakes generator runtime tests examples bench templates/package generated
 
 typecheck: setup
 	$(BIN)/pyright

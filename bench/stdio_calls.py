@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
-import io
 import json
 import math
 import os

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import keyword
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -123,7 +124,7 @@ def format_all(sources: dict[Path, str], jobs: int) -> dict[Path, str]:
     each distinct statement is formatted once — across files and versions, which share
     most definitions — and the work splits evenly over ``jobs`` processes.
     """
-    import black  # noqa: F401 - imported before forking, so workers start warm
+    importlib.import_module("black")  # before forking, so workers start warm
 
     split = {path: _statements(src) for path, src in sources.items()}
     unique: dict[str, None] = {}

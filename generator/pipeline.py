@@ -12,6 +12,7 @@ import msgspec
 from . import ir
 from .emit import emit_package, environment, package_path
 from .fetch import read_schema
+from .imports import prune_unused
 from .loader import load_module
 from .methods import build_methods
 from .overrides import Overrides, load_overrides
@@ -69,7 +70,7 @@ def render_version(module: ir.Module, inputs: Inputs) -> dict[str, str]:
         "types.py": env.get_template("types.py.j2").render(m=view),
     }
     for name in ("methods", "server", "client"):
-        files[f"{name}.py"] = env.get_template(f"{name}.py.j2").render(s=stubs)
+        files[f"{name}.py"] = prune_unused(env.get_template(f"{name}.py.j2").render(s=stubs))
     return files
 
 

@@ -23,7 +23,6 @@ import contextlib
 import importlib
 import json
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
