@@ -3,7 +3,8 @@
 Output layout for ``--package acme.mcp --out DIR``::
 
     DIR/acme/mcp/__init__.py           version index (VERSIONS, ERAS, LATEST, load)
-    DIR/acme/mcp/_support.py           decode support, copied verbatim (msgspec only)
+    DIR/acme/mcp/_support.py           decode support, copied verbatim (msgspec only),
+    DIR/acme/mcp/_decoding.py, …       with the modules it imports
     DIR/acme/mcp/v2025_11_25/__init__.py
     DIR/acme/mcp/v2025_11_25/types.py  …one subpackage per version
 
@@ -28,7 +29,8 @@ from .errors import UsageError
 from .pins import PACKAGE_DIR, Pins, module_name, version_sort_key
 
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
-SUPPORT_FILE = TEMPLATES_DIR / "package" / "_support.py"
+#: The hand-written modules copied verbatim next to the generated ones.
+SUPPORT_DIR = TEMPLATES_DIR / "package"
 
 
 @functools.cache
@@ -207,5 +209,5 @@ def emit_package(
         progress(f"formatting {len(sources)} modules with black")
     formatted = format_all(sources, jobs)
     files = [OutputFile(p, formatted[p]) for p in sorted(formatted)]
-    files.append(OutputFile(root / "_support.py", SUPPORT_FILE.read_text()))
+    files += [OutputFile(root / f.name, f.read_text()) for f in sorted(SUPPORT_DIR.glob("_*.py"))]
     return write_files(files, check)
