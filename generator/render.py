@@ -22,17 +22,32 @@ HELPERS: dict[str, tuple[str, ...]] = {
     "msgspec": ("UNSET", "Meta", "UnsetType"),
     ".._support": (
         "OpenObject",
+        "Struct",
         "UnionType",
         "convert",
         "decode",
         "encode",
         "key",
         "register_union",
+        "reshape",
+        "undeclared",
+        "with_undeclared",
     ),
 }
 #: The module's own API; a schema definition may not take these names.
 RESERVED = frozenset(
-    {"DEFINITIONS", "ROLES", "PROTOCOL_VERSION", "decode", "encode", "convert", "msgspec"}
+    {
+        "DEFINITIONS",
+        "ROLES",
+        "PROTOCOL_VERSION",
+        "decode",
+        "encode",
+        "convert",
+        "reshape",
+        "undeclared",
+        "with_undeclared",
+        "msgspec",
+    }
 )
 
 

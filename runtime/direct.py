@@ -21,8 +21,11 @@ which words every refusal in the order the spec sets.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import typing
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 import msgspec
@@ -58,7 +61,7 @@ class DirectLane:
         #: Nesting refused here as on the general path (``jsonrpc.refusal``).
         self.max_depth = conn.limits.max_depth
         package = package_of(local.binding)
-        self._dec_hook = importlib.import_module(package + "._support").dec_hook
+        self._support = importlib.import_module(package + "._support")
         #: Method → how its requests are read (methods that were answerable; an unknown
         #: one is looked up, and refused, anew).
         self._methods: dict[str, _Reader] = {}
@@ -129,9 +132,9 @@ class DirectLane:
     def _meta(self, text: bytes, known: _Reader) -> tuple[Any, modern.Peer] | None:
         """``text`` decoded as a request's ``_meta`` and its peer (remembered), or None
         when it is not one this lane takes."""
-        assert known.meta_decoder is not None
+        assert known.decode_meta is not None
         try:
-            meta = known.meta_decoder.decode(text)
+            meta = known.decode_meta(text)
         except Exception:  # as for the whole body: the general path words the refusal
             return None
         if not self._usable(meta):
@@ -155,7 +158,7 @@ class DirectLane:
             return None
         if local.params is None:
             return None
-        known = self._methods[method] = _Reader.of(local, self._dec_hook)
+        known = self._methods[method] = _Reader.of(local, self._support)
         return known
 
 
@@ -164,14 +167,16 @@ class _Reader(NamedTuple):
 
     spec: MethodSpec
     #: Decodes a whole request; its params are ``spec.params`` but for ``_meta``, kept as
-    #: its text when ``meta_type`` is set (then ``meta_decoder`` decodes that text).
+    #: its text when ``meta_type`` is set (then ``decode_meta`` decodes that text, keeping
+    #: the keys no definition declares, as the general path does).
     decoder: msgspec.json.Decoder[Any]
     meta_type: Any
-    meta_decoder: msgspec.json.Decoder[Any] | None
+    decode_meta: Callable[[bytes], Any] | None
 
     @classmethod
-    def of(cls, spec: MethodSpec, dec_hook: Any) -> _Reader:
-        params_type = spec.params
+    def of(cls, spec: MethodSpec, support: ModuleType) -> _Reader:
+        """How to read ``spec``'s requests with the generated package's ``support``."""
+        dec_hook, params_type = support.dec_hook, spec.params
         fields = msgspec.structs.fields(params_type)
         meta = next((f for f in fields if f.name == "meta" and f.encode_name == "_meta"), None)
         meta_type = _open_type(meta.type) if meta is not None else None
@@ -188,9 +193,16 @@ class _Reader(NamedTuple):
                 for f in fields
             ],
             kw_only=True,
+            # as the generated params type: an undeclared key sends the body to the
+            # general path, which keeps it
+            forbid_unknown_fields=True,
         )
-        meta_decoder = msgspec.json.Decoder(meta_type, dec_hook=dec_hook)
-        return cls(spec, _request_decoder(shape, dec_hook), meta_type, meta_decoder)
+        return cls(
+            spec,
+            _request_decoder(shape, dec_hook),
+            meta_type,
+            functools.partial(support.decode, tp=meta_type),
+        )
 
 
 def _same_field(info: msgspec.structs.FieldInfo) -> Any:

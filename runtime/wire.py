@@ -202,7 +202,7 @@ def express(plain: Any, peer_type: Any, version: VersionInfo, what: str) -> Any:
     tried: set[tuple[int, str]] = set()
     for _ in range(MAX_REPAIRS):
         try:
-            return version.binding.types.convert(plain, peer_type)
+            return version.binding.types.reshape(plain, peer_type)
         except msgspec.ValidationError as exc:
             if _repair(plain, str(exc), version, tried):
                 continue

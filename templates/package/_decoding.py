@@ -19,6 +19,8 @@ import msgspec
 #: A value no JSON document produces (absent keys, missing defaults).
 MISSING: Any = object()
 TOO_DEEP = "value nested too deeply to decode"
+#: How msgspec begins its refusal of a key a Struct does not declare.
+UNDECLARED = "Object contains unknown field"
 PATH = re.compile(r" - at `\$([^`]*)`")
 
 

@@ -105,7 +105,7 @@ class OpenObject(dict[str, Any]):
         return f"{type(self).__name__}({dict.__repr__(self)})"
 
     @classmethod
-    def _plan(cls) -> _Plan:
+    def __mcpgen_plan__(cls) -> _Plan:
         """How this class decodes, worked out on first use."""
         plan = cls.__plan
         if plan is not None:
@@ -149,7 +149,7 @@ class OpenObject(dict[str, Any]):
     def __mcpgen_decode__(cls, obj: Any) -> OpenObject:
         if type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{kind_of(obj)}`")
-        shape, required, rebuilt, wires, defaults, extra = cls.__plan or cls._plan()
+        shape, required, rebuilt, wires, defaults, extra = cls.__plan or cls.__mcpgen_plan__()
         inst = cls.__new__(cls)
         if not obj and not defaults and not required:
             return inst  # an empty object (capabilities often are): nothing to check

@@ -25,8 +25,10 @@ from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 import msgspec
 
+from . import _undeclared
 from ._decoding import TOO_DEEP, dec_hook, rethrow
 from ._open import OpenObject, key
+from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
 from ._unions import UnionType, register_union
 
 __all__ = [
@@ -36,16 +38,37 @@ __all__ = [
     "ProgressCallback",
     "RequestContext",
     "Requester",
+    "Struct",
     "UnionType",
+    "configure",
     "convert",
     "dec_hook",
     "decode",
     "encode",
     "key",
     "register_union",
+    "reshape",
+    "undeclared",
+    "with_undeclared",
 ]
 
 T = TypeVar("T")
+
+
+class Struct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every generated object: msgspec refuses keys it does not declare, so that
+    :func:`decode` can tell, at no cost when there are none, and keep them
+    (``_undeclared.py``): decode with :func:`decode` or :func:`convert`, not msgspec's own
+    functions, which refuse such keys."""
+
+
+def configure(*, max_undeclared_keys: int | None = None) -> None:
+    """Set the limits of decoding: ``max_undeclared_keys`` (default 256) is how many keys
+    no definition declares one :func:`decode` keeps before it refuses the value."""
+    if max_undeclared_keys is not None:
+        if max_undeclared_keys < 0:
+            raise ValueError(f"max_undeclared_keys must be >= 0, got {max_undeclared_keys}")
+        _undeclared.MAX_UNDECLARED_KEYS = max_undeclared_keys
 
 
 _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -89,9 +112,11 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     try:
         return decoder(tp).decode(data)
     except msgspec.ValidationError as exc:
-        raise rethrow(exc) from None
+        if not is_undeclared_key_error(exc):
+            raise rethrow(exc) from None
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
+    return _keeping(msgspec.json.decode(data), tp)
 
 
 @overload
@@ -103,7 +128,30 @@ def convert(obj: Any, tp: Any) -> Any:
     try:
         return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
-        raise rethrow(exc) from None
+        if not is_undeclared_key_error(exc):
+            raise rethrow(exc) from None
+    except RecursionError:
+        raise msgspec.ValidationError(TOO_DEEP) from None
+    return _keeping(obj, tp)
+
+
+def reshape(obj: Any, tp: Any) -> Any:
+    """Like :func:`convert`, but keys ``tp`` does not declare are dropped, not kept: a
+    value of one protocol version made a value of another, which lacks some fields."""
+    try:
+        return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
+    except msgspec.ValidationError as exc:
+        if not is_undeclared_key_error(exc):
+            raise rethrow(exc) from None
+    except RecursionError:
+        raise msgspec.ValidationError(TOO_DEEP) from None
+    return _keeping(obj, tp, put_back=False)
+
+
+def _keeping(raw: Any, tp: Any, put_back: bool = True) -> Any:
+    """The slow path: ``raw`` has keys some object does not declare, kept (or dropped)."""
+    try:
+        return keep(raw, _decode_type(tp), put_back)
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
 

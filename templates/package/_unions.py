@@ -11,7 +11,10 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ._decoding import MISSING, dec_hook, depth, kind_of, nested
+from ._decoding import MISSING, UNDECLARED, dec_hook, depth, kind_of, nested
+
+#: The types of parsed JSON; anything else reaching the hook was decoded already.
+_PARSED = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 class UnionType(abc.ABC):
@@ -29,6 +32,8 @@ class UnionType(abc.ABC):
 
     @classmethod
     def __mcpgen_decode__(cls, obj: Any) -> Any:
+        if type(obj) not in _PARSED:  # decided already, keeping undeclared keys
+            return obj
         return _run(cls.__strategy__, obj)
 
 
@@ -78,47 +83,24 @@ def _run(node: tuple[Any, ...], obj: Any) -> Any:
 
 
 def _trial(options: tuple[Any, ...], obj: Any) -> Any:
-    """The first member that validates ``obj`` and declares every key it has (msgspec
-    ignores undeclared keys, so a member of optional keys alone would accept anything).
-    Failing that, the member that validates and declares most of its keys (a newer peer
-    may send keys nobody declares yet); else the error that got deepest."""
+    """The first member that validates ``obj``. Generated Structs refuse keys they do not
+    declare, so a member of optional keys alone no longer accepts anything; when no member
+    validates but one refused only a key it does not declare, that refusal is raised, and
+    the decode keeps the key (``_undeclared.py`` picks the member declaring most keys).
+    Otherwise the error that got deepest is raised."""
     error: ValueError | None = None
-    fallback, fallback_keys = MISSING, -1
+    undeclared: ValueError | None = None
     for option in options:
         try:
-            value = _run(option, obj)
+            return _run(option, obj)
         except ValueError as exc:
-            if error is None or depth(str(exc)) > depth(str(error)):
+            text = str(exc)
+            if undeclared is None and text.startswith(UNDECLARED):
+                undeclared = exc
+            if error is None or depth(text) > depth(str(error)):
                 error = exc
-            continue
-        declared = _declared_keys(type(value))
-        if declared is None or type(obj) is not dict:
-            return value
-        known = sum(1 for k in obj if k in declared)
-        if known == len(obj):
-            return value
-        if known > fallback_keys:
-            fallback, fallback_keys = value, known
-    if fallback is not MISSING:
-        return fallback
     assert error is not None
-    raise error
-
-
-def _declared_keys(cls: type) -> frozenset[str] | None:
-    """The wire keys a Struct class declares (None: it keeps every key, or is no Struct)."""
-    keys = _declared.get(cls, MISSING)
-    if keys is MISSING:
-        keys = None
-        if issubclass(cls, msgspec.Struct):
-            tag = cls.__struct_config__.tag_field
-            keys = frozenset((*cls.__struct_encode_fields__, *((tag,) if tag else ())))
-        _declared[cls] = keys
-    return keys
-
-
-#: The declared keys of each Struct class a trial has met.
-_declared: dict[type, frozenset[str] | None] = {}
+    raise undeclared or error
 
 
 def _hashable(value: Any) -> bool:
