@@ -38,7 +38,8 @@ from ._util import (
 NAME = "import_time"
 DESCRIPTION = BENCHMARKS[NAME]
 NEWEST = "2026-07-28"
-GOAL_MS = 60.0
+#: The goal: one version's types, msgspec included, import in under 40 ms.
+GOAL_MS = 40.0
 SDK_PEERS = ("mcp_types", "mcp.types")
 IMPORTTIME_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)\s*$")
 
