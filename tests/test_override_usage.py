@@ -36,6 +36,18 @@ def test_the_eras_use_what_they_have(fetched: Path) -> None:
     assert "runtime_methods initialize" in modern.unused
     assert "runtime_methods server/discover" in modern.used
     assert "field_defaults resultType" in modern.used
+    for report in (legacy, modern):  # the roles the runtime needs are found in both eras
+        assert {"roles ClientCapabilities", "roles TextContent", "roles Tool"} <= set(report.used)
+    assert "open_objects {ClientCapabilities}" in modern.used
+
+
+def test_a_role_upstream_moved_is_reported_with_the_rules_that_follow_it(fetched: Path) -> None:
+    defs = definitions(fetched, "2026-07-28")
+    del defs["DiscoverResult"]["properties"]["capabilities"]  # ServerCapabilities unreachable
+    found = usage(OVERRIDES, defs)
+    assert "roles ServerCapabilities" in found.unused
+    assert "open_objects {ServerCapabilities}" in found.unused
+    assert "roles ClientCapabilities" in found.used
 
 
 @pytest.mark.parametrize(
