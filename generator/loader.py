@@ -23,6 +23,7 @@ from datamodel_code_generator.parser.jsonschema import (
 from . import ir
 from .errors import GenerateError
 from .defaults import NO_DEFAULT, default_of
+from .descriptions import clean_description
 from .naming import ClassNames, attribute, open_attribute, pascal
 from .inherit import inherit_properties
 from .overrides import Overrides
@@ -49,19 +50,6 @@ def definitions_of(doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     raise GenerateError(
         "schema has neither '$defs' nor 'definitions'", "is this an MCP schema.json?"
     )
-
-
-def _clean_description(text: str | None) -> str | None:
-    if not text:
-        return None
-    # TSDoc links survive the upstream conversion as "{@link Target}"; keep the target.
-    out, rest = [], text
-    while "{@link " in rest:
-        head, _, tail = rest.partition("{@link ")
-        target, _, rest = tail.partition("}")
-        out.append(f"{head}`{target.strip()}`")
-    out.append(rest)
-    return "".join(out).strip() or None
 
 
 def _subschemas(nodes: list[JsonSchemaObject | bool]) -> list[JsonSchemaObject]:
@@ -105,7 +93,7 @@ class _Builder:
     # -- definitions ------------------------------------------------------------------
 
     def definition(self, name: str, node: JsonSchemaObject) -> ir.Definition:
-        description = _clean_description(node.description)
+        description = clean_description(node.description, self.nodes)
         if self.overrides.is_any_json(name, self.version, self.roles):
             return ir.AliasDef(name=name, target=ir.AnyType(), description=description, origin=name)
         node = self._merged(node)
@@ -175,7 +163,7 @@ class _Builder:
                     py_name=py,
                     type=ftype,
                     required=required and value is NO_DEFAULT,
-                    description=_clean_description(sub.description),
+                    description=clean_description(sub.description, self.nodes),
                     default=None if value is NO_DEFAULT else value,
                     has_default=value is not NO_DEFAULT,
                 )
@@ -327,7 +315,7 @@ class _Builder:
         return ir.Scalar(kind=scalar, constraints=constraints, format=node.format)
 
     def _hoist(self, hint: str, node: JsonSchemaObject, origin: str) -> ir.Named:
-        description = _clean_description(node.description)
+        description = clean_description(node.description, self.nodes)
         self.counter += 1
         placeholder = f"{_HOIST_PREFIX}{self.counter}"
         made = self.object_def(placeholder, node, origin, description, hint)
