@@ -6,6 +6,9 @@ strategy tables) is decided here, so the template is a plain layout.
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,18 +107,61 @@ class ModuleView:
     roles: list[tuple[str, str]]
 
 
+#: Generated code is formatted to this width (black's, in pyproject.toml); black leaves
+#: docstrings alone, so they are wrapped here.
+LINE_LENGTH = 100
+_LIST_ITEM = re.compile(r"([-*+]|\d+[.)]) ")
+
+
 def docstring(text: str | None, indent: str = "") -> str | None:
-    """A triple-quoted literal for ``text`` that is always valid Python."""
+    """A triple-quoted literal for ``text`` that is always valid Python, its lines wrapped
+    to ``LINE_LENGTH`` where it is placed (``indent``)."""
     if not text:
         return None
     body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip()
     if body.endswith('"'):
         body += " "
-    lines = body.splitlines()
-    if len(lines) == 1:
+    width = LINE_LENGTH - len(indent)
+    # room for the quotes on either end: black moves closing quotes onto the last line
+    lines = wrap_lines(body.splitlines(), width - 3, first=width - 6)
+    if len(lines) == 1 and len(lines[0]) + 6 <= width:
         return f'"""{lines[0]}"""'
-    rest = "\n".join((indent + line) if line.strip() else "" for line in lines[1:])
-    return f'"""{lines[0]}\n{rest}\n{indent}"""'
+    rest = "".join(f"\n{indent}{line}" if line.strip() else "\n" for line in lines[1:])
+    return f'"""{lines[0]}{rest}\n{indent}"""'
+
+
+def wrap_lines(lines: list[str], width: int, first: int) -> list[str]:
+    """``lines`` with each one longer than ``width`` (``first`` for the first) broken at
+    spaces; a list item's continuation hangs under its text; fenced code stays as it is,
+    and so does a word longer than the width (a URL)."""
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        limit = first if not out else width
+        if fenced or len(line) <= limit:
+            out.append(line)
+            continue
+        text = line.lstrip()
+        lead = line[: len(line) - len(text)]
+        item = _LIST_ITEM.match(text)
+        hang = lead + " " * (item.end() if item else 0)
+        out += _broken(text, lead, hang, limit, width) or [line]
+    return out
+
+
+def _broken(text: str, lead: str, hang: str, first: int, width: int) -> list[str]:
+    """``text`` broken into lines: the first at most ``first`` long, the others ``width``."""
+    options: dict[str, Any] = {"break_long_words": False, "break_on_hyphens": False}
+    pieces = textwrap.wrap(text, first, initial_indent=lead, subsequent_indent=hang, **options)
+    if len(pieces) <= 1 or first == width:
+        return pieces
+    rest = " ".join(piece.strip() for piece in pieces[1:])
+    return [
+        pieces[0],
+        *textwrap.wrap(rest, width, initial_indent=hang, subsequent_indent=hang, **options),
+    ]
 
 
 class Renderer:
@@ -298,9 +344,10 @@ class Renderer:
                     deps = set()
                 if d.name in self.recursive:  # a type checker reads it as a forward reference
                     expr = f'"{expr}"'
-                views.append(
-                    AliasView(kind, d.name, expr, docstring(d.description, "        "), deps)
-                )
+                text = d.description
+                if text is None and kind == "union":
+                    text = f"Union decoded by a strategy: {expr}."
+                views.append(AliasView(kind, d.name, expr, docstring(text, "        "), deps))
         return _topological(views, self.defs)
 
     def view(self, commit: str) -> ModuleView:
