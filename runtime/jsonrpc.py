@@ -119,6 +119,11 @@ _BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
+def request_ids(messages: list[Message]) -> list[RequestId]:
+    """The ids of the requests among ``messages`` (a batch's, or one's)."""
+    return [m.id for m in messages if isinstance(m, Request)]
+
+
 def depth(frame: bytes) -> int:
     """How deeply arrays and objects nest in ``frame`` (brackets inside strings aside)."""
     shape = _STRING.sub(b"", frame).translate(_BRACKETS, _NOT_BRACKETS)

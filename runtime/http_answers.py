@@ -1,0 +1,210 @@
+"""How the HTTP app writes what a session makes of one POST: a JSON body when the first
+frame is the whole answer, otherwise an SSE stream that ends once every request of the
+POST is answered; a single stateless request served inline, in the ASGI task itself; the
+client going away before its answer is that request's cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from . import jsonrpc
+from .asgi import (
+    OnSuspend,
+    Receive,
+    Send,
+    end_body,
+    respond,
+    sse_event,
+    start_sse,
+    wait_disconnect,
+)
+from .connection import Connection
+from .events import Event, IncomingRequest
+from .http_streams import ClientWatch, Responder, Router, Stream, relay
+from .jsonrpc import RequestId
+from .legacy_sessions import LegacySession
+from .modern import HttpHeaders
+from .request_scope import RequestScope
+from .server import Server
+from .session import Session
+
+
+class Answers:
+    """Writes answers for the app of ``server``; ``stateless`` is the connection shared by
+    modern requests; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
+    announce. ``listeners`` are the sessions with a modern listen stream open now."""
+
+    def __init__(self, server: Server, stateless: Connection, sse_retry_ms: int) -> None:
+        self.server = server
+        self.stateless = stateless
+        self.sse_retry_ms = sse_retry_ms
+        self.listeners: set[Session] = set()
+
+    def session(self, router: Router, conn: Connection | None = None) -> Session:
+        """A session of the server on ``conn`` (default: the stateless one)."""
+        server = self.server
+        return Session(conn or self.stateless, router, server.dispatch, server.on_notification)
+
+    async def exchange(
+        self,
+        session: Session,
+        router: Router,
+        parsed: jsonrpc.Parsed,
+        requests: list[RequestId],
+        http: HttpHeaders | None,
+        receive: Receive,
+        send: Send,
+        legacy: LegacySession | None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        """Feed one POST body to ``session`` and write what it answers."""
+        expected = set(requests)
+        if not expected:  # notifications and responses: 202, unless refused
+            stream = Stream("n")
+        else:
+            stream = legacy.new_stream(expected) if legacy is not None else Stream("r", expected)
+            for request_id in expected:
+                router.by_request[request_id] = stream
+        router.feeding = stream
+        try:
+            await session.feed_parsed(parsed, http)
+        finally:
+            router.feeding = None
+        if not expected:
+            await self._accepted_or_refused(stream, send, extra_headers)
+            return
+        listening = [i for i in expected if i in session.listening]
+        if listening:
+            self.listeners.add(session)
+        try:
+            done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
+        finally:
+            self.listeners.discard(session)
+        # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the
+        # client left keeps collecting its answers); a JSON answer leaves nothing to resume.
+        if legacy is None:
+            if not done:  # the client left: for a modern request, that is its cancellation
+                _cancel(session, expected)
+            for request_id in expected:
+                router.by_request.pop(request_id, None)
+
+    async def _accepted_or_refused(
+        self, stream: Stream, send: Send, extra: dict[str, str] | None
+    ) -> None:
+        if not stream.frames:
+            await respond(send, 202, b"", extra=extra)
+            return
+        data, _, status = stream.frames.popleft()
+        await respond(send, status or 400, data, extra=extra)
+
+    async def _write(
+        self,
+        stream: Stream,
+        send: Send,
+        receive: Receive,
+        legacy: LegacySession | None,
+        extra: dict[str, str] | None,
+        keep_open: bool,
+    ) -> bool:
+        """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
+        once every request of the POST is answered (or, for a listen, when the client goes).
+        Returns whether every frame was written.
+
+        A legacy stream is settled (kept for resumption or forgotten) before the last bytes
+        leave, so a client that looks at the session right after its answer sees it settled.
+        """
+        client = ClientWatch(receive)
+        streamed = settled = False
+        try:
+            first = await stream.next(client)
+            if first is None:
+                return False
+            data, _, status = first
+            if stream.complete and not keep_open:
+                if legacy is not None:
+                    settled = True
+                    legacy.finish(stream, streamed)
+                await respond(send, status or 200, data, extra=extra)
+                return True
+            streamed = True
+            await start_sse(send, extra)
+            if legacy is not None and polls(legacy):
+                await sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
+            await sse_event(send, data, stream.record(data))
+            if not await relay(stream, send, client, keep_open):
+                return False
+            if legacy is not None:
+                settled = True
+                legacy.finish(stream, streamed)
+            await end_body(send)
+            return True
+        finally:
+            client.stop()
+            if legacy is not None and not settled:
+                legacy.finish(stream, streamed)
+
+    async def serve_inline(
+        self, events: list[Event], request_id: RequestId, receive: Receive, send: Send
+    ) -> None:
+        """One stateless request (what the connection made of it: ``events``), its handler
+        run in this task: no task of its own, no turn of the loop between the answer and
+        its writing. The client's disconnect (the request's cancellation) is watched only
+        once the handler has to wait."""
+        responder = Responder(send, request_id)
+        server = self.server  # built here, not by session(): this is every request's path
+        session = Session(self.stateless, responder, server.dispatch, server.on_notification)
+        event = events[0] if len(events) == 1 else None
+        if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
+            for each in events:
+                await session.act(each)
+            await responder.close()
+            return
+        scope = RequestScope(session, event)
+        watchers: list[asyncio.Future[None]] = []
+
+        def watch() -> None:
+            if not responder.done:
+                task = asyncio.current_task()
+                assert task is not None
+                watchers.append(
+                    asyncio.ensure_future(_cancel_on_leave(receive, responder, scope, task))
+                )
+
+        try:
+            answer = await OnSuspend(session.answer(event, scope), watch)
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+        if responder.gone:  # the cancellation was ours, and is handled
+            uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
+            if uncancel is not None:
+                uncancel()
+        elif answer is None:
+            await responder.close()
+        else:
+            await responder.answer(answer[0], answer[1])
+
+
+async def _cancel_on_leave(
+    receive: Receive, responder: Responder, scope: RequestScope, task: asyncio.Task[Any]
+) -> None:
+    """The client went away before its answer: that cancels the request."""
+    await wait_disconnect(receive)
+    if not responder.done:
+        responder.gone = True
+        scope.cancelled = True
+        task.cancel()
+
+
+def _cancel(session: Session, requests: Iterable[RequestId]) -> None:
+    """The client went away from a modern request: that is its cancellation."""
+    for request_id in requests:
+        session.cancel(request_id)
+
+
+def polls(legacy: LegacySession) -> bool:
+    """SSE streams open with a priming event (id, ``retry``) from 2025-11-25 on."""
+    version = legacy.session.conn.version
+    return version is not None and version.version >= "2025-11-25"

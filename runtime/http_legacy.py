@@ -1,0 +1,151 @@
+"""The legacy side of the HTTP app (2025-03-26 to 2025-11-25): sessions begun by an
+``initialize`` POST and named by ``Mcp-Session-Id``, their later POSTs, GET streams (the
+server's own messages, and resumption of any stream after ``Last-Event-ID``), DELETE."""
+
+from __future__ import annotations
+
+import secrets
+
+from . import jsonrpc
+from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
+from .errors import INVALID_REQUEST
+from .http_answers import Answers, polls
+from .http_streams import ClientWatch, Router, Stream, relay
+from .jsonrpc import RequestId
+from .legacy_sessions import LegacySession, SessionTable
+from .limits import Limits
+from .server import Server
+
+
+class LegacyEndpoint:
+    """Serves the legacy sessions of ``server`` held in ``sessions``."""
+
+    def __init__(
+        self, server: Server, sessions: SessionTable, limits: Limits, answers: Answers
+    ) -> None:
+        self.server = server
+        self.sessions = sessions
+        self.limits = limits
+        self.answers = answers
+
+    async def post(
+        self,
+        session_id: str,
+        headers: Headers,
+        parsed: jsonrpc.Parsed,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A POST to a legacy session."""
+        requests = jsonrpc.request_ids(parsed[0])
+        first = requests[0] if requests else None
+        legacy = self.sessions.get(session_id)
+        if legacy is None:
+            await refuse(send, 404, "Session not found", first)
+            return
+        stated = text(headers, b"mcp-protocol-version")
+        if stated is not None and stated not in self.server.versions:
+            # The header SHOULD name the negotiated version; one this server does not
+            # speak at all is refused (some clients send an older supported one).
+            message = f"Bad Request: unsupported MCP-Protocol-Version {stated!r}"
+            await refuse(send, 400, message, first)
+            return
+        taken = next((r for r in requests if r in legacy.router.by_request), None)
+        if taken is not None:
+            # Its answer would be routed to this POST and the first one's lost.
+            message = f"Invalid request: id {taken!r} is already used by a request in flight"
+            await refuse(send, 400, message, taken)
+            return
+        legacy.posts += 1
+        try:
+            await self.answers.exchange(
+                legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
+            )
+        finally:
+            legacy.posts -= 1
+
+    async def initialize(
+        self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
+    ) -> None:
+        """An ``initialize`` POST: a new session, kept once the handshake succeeds."""
+        if not self.sessions.has_room():
+            message = (
+                f"Service Unavailable: all {self.limits.max_sessions} sessions are busy "
+                "(Limits.max_sessions); retry later"
+            )
+            await refuse(send, 503, message, requests[0] if requests else None)
+            return
+        router = Router()
+        session = self.answers.session(router, self.server.connection())
+        session_id = secrets.token_urlsafe(24)
+        legacy = LegacySession(session, router, self.limits)
+        extra = {"mcp-session-id": session_id}
+        legacy.posts += 1
+        try:
+            await self.answers.exchange(
+                session, router, parsed, requests, None, receive, send, legacy, extra
+            )
+        finally:
+            legacy.posts -= 1
+        if session.conn.version is not None:
+            self.sessions.add(session_id, legacy)
+
+    async def get(self, headers: Headers, receive: Receive, send: Send) -> None:
+        """A GET: the session's own stream, or a stream resumed after ``Last-Event-ID``."""
+        if b"text/event-stream" not in headers.get(b"accept", b"").lower():
+            await refuse(send, 406, "Not Acceptable: GET needs Accept: text/event-stream")
+            return
+        session_id = text(headers, b"mcp-session-id")
+        if session_id is None:
+            body = jsonrpc.encode_error(None, INVALID_REQUEST, "GET needs a session")
+            await respond(send, 405, body, allow=True)
+            return
+        legacy = self.sessions.get(session_id)
+        if legacy is None:
+            await refuse(send, 404, "Session not found")
+            return
+        last = text(headers, b"last-event-id")
+        name = last.split(".", 1)[0] if last is not None else None
+        if last is not None and name in legacy.streams:
+            await self._resume(legacy.streams[name], last, receive, send)
+            return
+        stream = legacy.open_get()
+        client = ClientWatch(receive)
+        try:
+            await start_sse(send, None)
+            if polls(legacy):
+                await sse_event(send, b"", stream.record(b""), retry=self.answers.sse_retry_ms)
+            await relay(stream, send, client, keep_open=True)
+        finally:
+            client.stop()
+            legacy.close_get(stream)
+        await end_body(send)
+
+    async def _resume(self, stream: Stream, last: str, receive: Receive, send: Send) -> None:
+        """Replay a stream's events after ``last``, then go on with what it still gets."""
+        await start_sse(send, None)
+        seen = False
+        for event_id, data in list(stream.log or ()):
+            if seen and data:
+                await sse_event(send, data, event_id)
+            seen = seen or event_id == last
+        client = ClientWatch(receive)
+        try:
+            await relay(stream, send, client, keep_open=False)
+        finally:
+            client.stop()
+        await end_body(send)
+
+    async def delete(self, headers: Headers, send: Send) -> None:
+        """A DELETE: the session ends."""
+        session_id = text(headers, b"mcp-session-id")
+        if session_id is None:
+            body = jsonrpc.encode_error(None, INVALID_REQUEST, "DELETE needs a session")
+            await respond(send, 405, body, allow=True)
+            return
+        legacy = self.sessions.pop(session_id)
+        if legacy is None:
+            await refuse(send, 404, "Session not found")
+            return
+        legacy.end()
+        await respond(send, 200, b"")
