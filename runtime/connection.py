@@ -4,13 +4,16 @@ A ``Connection`` parses frames, negotiates the version (legacy ``initialize``), 
 methods by version, state and capability, decodes params with the dispatch table's types
 and correlates responses with the requests it sent. It never awaits and never touches a
 socket or pipe: the asyncio ``Session`` feeds it and acts on what it returns.
+
+It holds the state; what it consults lives beside it: ``handshake.py`` (what the legacy
+handshake carries), ``modern_requests.py`` (a server's stateless requests), ``params.py``
+(params and answers between versions), ``wire.py`` (what goes out, at the peer's version).
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -18,13 +21,11 @@ from msgspec import UNSET
 
 from . import jsonrpc, modern
 from .errors import (
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     NegotiationError,
 )
@@ -37,8 +38,6 @@ from .events import (
     IncomingNotification,
     IncomingRequest,
     InputRequiredAnswer,
-    Inputs,
-    Listen,
     Negotiated,
     Progress,
     Refused,
@@ -46,14 +45,20 @@ from .events import (
 )
 from .jsonrpc import RequestId
 from .limits import DEFAULT, Limits
+from .handshake import (
+    initialize_request,
+    initialize_result,
+    read_initialize,
+    read_initialize_result,
+)
+from .modern_requests import ModernRequests
+from .params import answer, incoming_params, validation_error
 from .roles import role_of
 from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
     MethodSpec,
     VersionInfo,
     Versions,
-    accept_answer,
-    answer_initialize,
     has_capability,
 )
 
@@ -89,21 +94,6 @@ class State(enum.Enum):
 # -- events -------------------------------------------------------------------------------
 
 
-class _InitializeParams(msgspec.Struct):
-    """What a server must read from ``initialize`` before it knows the version."""
-
-    protocolVersion: str
-    capabilities: dict[str, Any]
-    clientInfo: dict[str, Any]
-
-
-class _InitializeResult(msgspec.Struct):
-    protocolVersion: str
-    capabilities: dict[str, Any]
-    serverInfo: dict[str, Any]
-    instructions: str | msgspec.UnsetType = UNSET
-
-
 class _ProgressParams(msgspec.Struct):
     progressToken: str | int
     progress: float
@@ -133,39 +123,6 @@ class _Pending(msgspec.Struct):
     result: Any
     #: Turns the answer back into what the application asked for (see ``runtime.wire``).
     restore: Restore | None = None
-
-
-_MODERN_400 = frozenset(
-    {
-        INVALID_PARAMS,
-        HEADER_MISMATCH,
-        MISSING_CLIENT_CAPABILITY,
-        UNSUPPORTED_PROTOCOL_VERSION,
-    }
-)
-#: Listen filter key → server capability that must be offered to honour it.
-_LISTEN_FILTERS: dict[str, tuple[str, ...]] = {
-    "toolsListChanged": ("tools", "listChanged"),
-    "promptsListChanged": ("prompts", "listChanged"),
-    "resourcesListChanged": ("resources", "listChanged"),
-    "resourceSubscriptions": ("resources", "subscribe"),
-}
-
-
-def _validation_error(exc: msgspec.ValidationError, where: str) -> McpError:
-    """-32602 with the JSON path of the problem, relative to the message, in ``data``."""
-    text = str(exc)
-    detail, _, path = text.partition(" - at `$")
-    path = "$." + where + path.rstrip("`") if path else "$." + where
-    return McpError(
-        INVALID_PARAMS,
-        f"Invalid params: {detail} at {path}",
-        {"path": path, "detail": detail},
-    )
-
-
-def _error_frame(request_id: RequestId | None, error: McpError) -> bytes:
-    return jsonrpc.encode_error(request_id, error.code, error.message, error.data)
 
 
 class Connection:
@@ -213,6 +170,8 @@ class Connection:
         self._init_id: RequestId | None = None
         #: (version, method) → its row and the application's, for methods answered before.
         self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
+        #: The modern era's requests (a server's stateless ones).
+        self.modern = ModernRequests(self)
 
     @property
     def signer(self) -> Any:
@@ -279,11 +238,11 @@ class Connection:
     ) -> list[Event]:
         if isinstance(m, jsonrpc.Request):
             try:
-                if self._is_modern(m, http):
-                    return self._modern_request(m, batch, http)
+                if self.modern.takes(m, http):
+                    return self.modern.read(m, batch, http)
                 return self._on_request(m, batch)
             except McpError as exc:
-                return [Send(_error_frame(m.id, exc), batch, m.id)]
+                return [Send(jsonrpc.encode_mcp_error(m.id, exc), batch, m.id)]
         if isinstance(m, jsonrpc.Notification):
             return self._on_notification(m)
         if isinstance(m, jsonrpc.Response):
@@ -304,144 +263,6 @@ class Connection:
             return [Failure(m.id, error)]  # type: ignore[arg-type]
         return [Send(jsonrpc.encode_error(m.id, m.code, m.message), batch)]
 
-    # -- the modern era ------------------------------------------------------------------
-
-    def _is_modern(self, m: jsonrpc.Request, http: modern.HttpHeaders | None) -> bool:
-        """A server takes a request down the stateless path when it is not in a legacy
-        session and the request says it is modern (``_meta`` or header version that is
-        not a handshake version, or a method only modern versions have)."""
-        if self.role != "server" or self.version is not None:
-            return False
-        if not self.versions.of_era("modern"):
-            return False
-        legacy = self.versions.of_era("legacy")
-        if http is not None and http.protocol_version is not None:
-            return http.protocol_version not in legacy
-        if m.params is not None and modern.PROTOCOL_VERSION.encode() in bytes(m.params):
-            return True
-        if m.method == "initialize":
-            return False
-        return not self.versions.has("legacy", "client", m.method)
-
-    def _modern_request(
-        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
-    ) -> list[Event]:
-        """Validate in the order the spec sets: ``_meta`` keys, headers, version, method."""
-        try:
-            return self._modern_checked(m, batch, http)
-        except McpError as exc:
-            status = (
-                404 if exc.code == METHOD_NOT_FOUND else 400 if exc.code in _MODERN_400 else None
-            )
-            return [Send(_error_frame(m.id, exc), batch, m.id, status)]
-
-    def _modern_checked(
-        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
-    ) -> list[Event]:
-        p = modern.probe(m.params)
-        if p is None:
-            raise McpError(
-                INVALID_PARAMS,
-                "Invalid params: params must be an object with _meta",
-                {"path": "$.params"},
-            )
-        meta = modern.check_meta(p)
-        if http is not None:
-            modern.check_headers(http, m.method, meta, p)
-        requested = str(meta.protocol_version)
-        supported = self.versions.of_era("modern")
-        if requested not in supported:
-            raise McpError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version {requested!r}",
-                {"supported": list(supported), "requested": requested},
-            )
-        version = self.versions[requested]
-        if m.method == "server/discover":
-            return [Send(jsonrpc.encode_result(m.id, self._discover(version)), batch, m.id)]
-        spec, local = self._route(version, m.method)
-        params = self._incoming(m.params, spec, local, version)
-        meta_map = getattr(params, "meta", UNSET)
-        if not isinstance(meta_map, dict):  # open objects are dicts
-            meta_map = {}
-        peer = modern.Peer(version, meta_map)
-        if m.method == "subscriptions/listen":
-            notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
-            return [Listen(m.id, notifications, peer)]
-        inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
-        return [
-            IncomingRequest(
-                m.id,
-                local,
-                params,
-                meta_map,
-                batch,
-                peer,
-                inputs,
-                http.params if http is not None else None,
-            )
-        ]
-
-    def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
-        """Answers the client gave so far: those carried by a verified ``requestState``
-        plus this round's ``inputResponses``."""
-        inputs = Inputs({}, m.params)
-        if p.requestState is not UNSET:
-            from .state import StateError
-
-            if not isinstance(p.requestState, str):
-                raise StateError("not a string")
-            inputs.answers.update(self.signer.verify(p.requestState, m.method, inputs.digest))
-        if p.inputResponses is not UNSET and p.inputResponses is not None:
-            if not isinstance(p.inputResponses, dict):
-                raise McpError(
-                    INVALID_PARAMS,
-                    "Invalid params: inputResponses must be an object",
-                    {"path": "$.params.inputResponses"},
-                )
-            inputs.answers.update(p.inputResponses)
-        return inputs
-
-    def input_required(self, request: IncomingRequest, asked: Mapping[str, Any]) -> dict[str, Any]:
-        """The ``input_required`` result asking for ``asked``, with a signed state that
-        carries the answers so far."""
-        assert request.inputs is not None
-        state = self.signer.sign(request.spec.name, request.inputs.digest, request.inputs.answers)
-        return {
-            "resultType": "input_required",
-            "inputRequests": dict(asked),
-            "requestState": state,
-        }
-
-    def _discover(self, version: VersionInfo) -> dict[str, Any]:
-        hint = self.wire.cache.hint("server/discover")
-        result: dict[str, Any] = {
-            "resultType": "complete",
-            "supportedVersions": list(self.versions.of_era("modern")),
-            "capabilities": self.capabilities_for(version),
-            "ttlMs": hint.ttl_ms,
-            "cacheScope": hint.scope,
-            "_meta": {modern.SERVER_INFO: self.info_for(version)},
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return result
-
-    def acknowledge(self, listen: Listen) -> tuple[dict[str, bool | list[str]], bytes]:
-        """The filter this server honours for a listen request, and the acknowledgement."""
-        caps = self.capabilities
-        honoured: dict[str, Any] = {}
-        for key, capability in _LISTEN_FILTERS.items():
-            if listen.requested.get(key) and has_capability(caps, capability):
-                honoured[key] = listen.requested[key]
-        params = {
-            "notifications": honoured,
-            "_meta": {modern.SUBSCRIPTION_ID: listen.id},
-        }
-        return honoured, jsonrpc.encode_notification(
-            "notifications/subscriptions/acknowledged", params
-        )
-
     # -- the legacy era ---------------------------------------------------------------------
 
     def _answerable(self, version: VersionInfo, method: str) -> MethodSpec:
@@ -454,7 +275,7 @@ class Connection:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (capability not offered)")
         return spec
 
-    def _route(self, version: VersionInfo, method: str) -> tuple[MethodSpec, MethodSpec]:
+    def route(self, version: VersionInfo, method: str) -> tuple[MethodSpec, MethodSpec]:
         """:meth:`_answerable`'s row for ``method`` and the application's row for it (its
         types), remembered: the same few methods come again and again."""
         key = (version.version, method)
@@ -472,52 +293,26 @@ class Connection:
         version = self.version
         if version is None or self.state is State.NEW:
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
-        spec, local = self._route(version, m.method)
+        spec, local = self.route(version, m.method)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
-        params = self._incoming(m.params, spec, local, version)
+        params = self.incoming(m.params, spec, local, version)
         meta = getattr(params, "meta", UNSET)
         return [IncomingRequest(m.id, local, params, meta if isinstance(meta, dict) else {}, batch)]
 
-    def _incoming(
+    def incoming(
         self,
         raw: msgspec.Raw | None,
         spec: MethodSpec,
         local: MethodSpec,
         version: VersionInfo,
     ) -> Any:
-        """Params as the application's types, validated against the peer's version first
-        when the two differ (then converted, e.g. legacy session state becomes the modern
-        per-request ``_meta``)."""
-        if version is self.local or spec.params is None or local.params is None:
-            return self._decode_params(raw, local, self.local)
-        try:
-            plain = msgspec.to_builtins(self._decode_params(raw, spec, version))
-        except McpError:
-            # Params the peer's version does not allow but the application's does (a peer
-            # using a newer form) are accepted: being liberal loses the peer nothing.
-            try:
-                value = self._decode_params(raw, local, self.local)
-            except McpError:
-                pass
-            else:
-                log.debug("accepted %s params valid only in %s", spec.name, self.local.version)
-                return value
-            raise
-        if (
-            self.role == "server"
-            and self.local.rules.stateless
-            and not version.rules.stateless
-            and isinstance(plain, dict)
-        ):
-            plain["_meta"] = {
-                **self._session_meta(version),
-                **(plain.get("_meta") or {}),
-            }
-        try:
-            return self.local.binding.types.convert(plain, local.params)
-        except msgspec.ValidationError as exc:
-            raise _validation_error(exc, "params") from None
+        """Params of ``spec`` (the peer's ``version``) as the application's types."""
+        converts_session = (
+            self.role == "server" and self.local.rules.stateless and not version.rules.stateless
+        )
+        session_meta = (lambda: self._session_meta(version)) if converts_session else None
+        return incoming_params(raw, spec, version, local, self.local, session_meta)
 
     def _session_meta(self, version: VersionInfo) -> dict[str, Any]:
         """What a legacy session knows, in the shape of modern per-request ``_meta``."""
@@ -527,31 +322,13 @@ class Connection:
             "io.modelcontextprotocol/clientInfo": self.peer_info,
         }
 
-    def _decode_params(
-        self, raw: msgspec.Raw | None, spec: MethodSpec, version: VersionInfo
-    ) -> Any:
-        if spec.params is None:
-            return None
-        if raw is None:
-            if spec.params_required:
-                raise McpError(
-                    INVALID_PARAMS,
-                    f"Invalid params: {spec.name} requires params",
-                    {"path": "$.params"},
-                )
-            raw = msgspec.Raw(b"{}")
-        try:
-            return version.binding.types.decode(raw, spec.params)
-        except msgspec.ValidationError as exc:
-            raise _validation_error(exc, "params") from None
-
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:
             level = msgspec.json.decode(m.params or b"{}", type=_SetLevelParams).level
         except msgspec.ValidationError as exc:
-            return _error_frame(m.id, _validation_error(exc, "params"))
+            return jsonrpc.encode_mcp_error(m.id, validation_error(exc, "params"))
         if level not in LOG_LEVELS:
-            return _error_frame(
+            return jsonrpc.encode_mcp_error(
                 m.id,
                 McpError(
                     INVALID_PARAMS,
@@ -565,27 +342,12 @@ class Connection:
     def _initialize(self, m: jsonrpc.Request) -> list[Event]:
         if self.state is not State.NEW:
             raise McpError(INVALID_REQUEST, "Invalid request: initialize was already received")
-        try:
-            params = msgspec.json.decode(m.params or b"{}", type=_InitializeParams)
-        except msgspec.ValidationError as exc:
-            raise _validation_error(exc, "params") from None
-        try:
-            chosen = answer_initialize(params.protocolVersion, self.versions)
-        except NegotiationError:
-            supported = list(self.versions)
-            raise McpError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version: this server does not speak the initialize handshake",
-                {"supported": supported, "requested": params.protocolVersion},
-            ) from None
-        self.version = self.versions[chosen]
+        chosen, params = read_initialize(m.params, self.versions)
+        self.version = version = self.versions[chosen]
         self.peer_info, self.peer_capabilities = params.clientInfo, params.capabilities
         self.state = State.INITIALIZING
-        result = _InitializeResult(
-            protocolVersion=chosen,
-            capabilities=self.capabilities_for(self.version),
-            serverInfo=self.info_for(self.version),
-            instructions=self.instructions if self.instructions is not None else UNSET,
+        result = initialize_result(
+            chosen, self.capabilities_for(version), self.info_for(version), self.instructions
         )
         return [Send(jsonrpc.encode_result(m.id, result), None, m.id), Negotiated(chosen)]
 
@@ -611,7 +373,7 @@ class Connection:
             return []
         local = self.local.types_of(self.peer, m.method) or spec
         try:
-            return [IncomingNotification(local, self._incoming(m.params, spec, local, version))]
+            return [IncomingNotification(local, self.incoming(m.params, spec, local, version))]
         except McpError:
             return []
 
@@ -632,9 +394,12 @@ class Connection:
             if asked is not None and asked.resultType == "input_required":
                 return [Answer(m.id, InputRequiredAnswer(asked.inputRequests, asked.requestState))]
         try:
-            return [Answer(m.id, self._answer(m.result, pending, version))]
+            value = answer(
+                m.result, pending.peer_result, pending.result, pending.restore, version, self.local
+            )
+            return [Answer(m.id, value)]
         except msgspec.ValidationError as exc:
-            error = _validation_error(exc, "result")
+            error = validation_error(exc, "result")
             return [
                 Failure(
                     m.id,
@@ -646,25 +411,6 @@ class Connection:
                 )
             ]
 
-    def _answer(self, raw: msgspec.Raw, pending: _Pending, version: VersionInfo | None) -> Any:
-        """An answer to our request as the application's type: validated at the peer's
-        version (or, failing that, at the application's: a peer answering in a newer form
-        loses nothing), then restored to what the application asked for."""
-        types = self.local.binding.types
-        if version is None or version is self.local or pending.peer_result is None:
-            if pending.restore is None:
-                return types.decode(raw, pending.result)
-            plain = msgspec.to_builtins(types.decode(raw, pending.result))
-        else:
-            try:
-                peer_value = version.binding.types.decode(raw, pending.peer_result)
-            except msgspec.ValidationError:
-                peer_value = types.decode(raw, pending.result)
-            plain = msgspec.to_builtins(peer_value)
-        if pending.restore is not None:
-            plain = pending.restore(plain)
-        return types.convert(plain, pending.result)
-
     # -- client handshake ---------------------------------------------------------------------
 
     def initialize(self, offered: tuple[str, ...]) -> bytes:
@@ -673,19 +419,11 @@ class Connection:
         self._init_id = self._new_id()
         self._pending[self._init_id] = _Pending("initialize", None, None)
         self.state = State.INITIALIZING
-        params = {
-            "protocolVersion": offered[-1],
-            "capabilities": self.capabilities,
-            "clientInfo": self.info,
-        }
-        return jsonrpc.encode_request(self._init_id, "initialize", params)
+        return initialize_request(self._init_id, offered, self.capabilities, self.info)
 
     def _on_initialize_result(self, m: jsonrpc.Response) -> list[Event]:
         try:
-            result = msgspec.json.decode(m.result, type=_InitializeResult)
-            version = accept_answer(result.protocolVersion, self._offered)
-        except msgspec.ValidationError as exc:
-            return [Refused(NegotiationError(f"invalid initialize result: {exc}"))]
+            version, result = read_initialize_result(m.result, self._offered)
         except NegotiationError as exc:
             return [Refused(exc)]
         self.version = self.versions[version]
@@ -797,7 +535,7 @@ class Connection:
         version = version or self.version
         if version is not None and error.code in version.rules.error_codes:
             error = McpError(version.rules.error_codes[error.code], error.message, error.data)
-        return _error_frame(request_id, error)
+        return jsonrpc.encode_mcp_error(request_id, error)
 
     def notification(self, method: str, params: Any = UNSET) -> bytes:
         return jsonrpc.encode_notification(method, params)

@@ -153,7 +153,7 @@ class DirectLane:
         if conn.version is not None or method in _GENERAL:
             return None
         try:
-            _, local = conn._route(conn.local, method)  # noqa: SLF001 - same package
+            _, local = conn.route(conn.local, method)
         except McpError:
             return None
         if local.params is None:

@@ -15,7 +15,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .errors import INVALID_REQUEST, PARSE_ERROR
+from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
 from .limits import DEFAULT
 
 RequestId = Union[str, int]
@@ -281,6 +281,11 @@ def encode_result(request_id: RequestId, result: Any) -> bytes:
 
 def encode_error(request_id: RequestId | None, code: int, message: str, data: Any = UNSET) -> bytes:
     return _encode(_OutError("2.0", request_id, _OutErrorObject(code, message, data)))
+
+
+def encode_mcp_error(request_id: RequestId | None, error: McpError) -> bytes:
+    """An error response carrying ``error`` (its code, message and data)."""
+    return encode_error(request_id, error.code, error.message, error.data)
 
 
 def encode_batch(frames: list[bytes]) -> bytes:

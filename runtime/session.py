@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from msgspec import UNSET
 
 from . import connection as c
+from . import events as ev
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -32,8 +33,8 @@ log = logging.getLogger("mcpgen.runtime")
 RESOURCE_UPDATES = "resourceSubscriptions"
 
 #: Answers an incoming request: (event, context) -> result.
-Dispatch = Callable[[c.IncomingRequest, "RequestScope"], Awaitable[Any]]
-NotificationHook = Callable[[c.IncomingNotification], Awaitable[None]]
+Dispatch = Callable[[ev.IncomingRequest, "RequestScope"], Awaitable[Any]]
+NotificationHook = Callable[[ev.IncomingNotification], Awaitable[None]]
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
 
 
@@ -154,7 +155,7 @@ class Session:
             running[0].cancel()
         self.listening.pop(request_id, None)
 
-    async def act(self, event: c.Event) -> None:
+    async def act(self, event: ev.Event) -> None:
         """Act on one event of this session's connection (for transports that asked the
         connection themselves, e.g. to route a request before reading its body)."""
         await self._handle(event)
@@ -185,10 +186,10 @@ class Session:
         for event in self.conn.receive_parsed(parsed, http):
             await self._handle(event)
 
-    async def _handle(self, event: c.Event) -> None:
-        if isinstance(event, c.Send):
+    async def _handle(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Send):
             await self._send(event.data, event.batch, event.related, event.final, event.status)
-        elif isinstance(event, c.IncomingRequest):
+        elif isinstance(event, ev.IncomingRequest):
             refusal = self._refusal(event) if self._handlers else None
             if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
                 refusal = await self._make_room()
@@ -200,40 +201,40 @@ class Session:
             task = _start(self._serve(event, scope))
             if not task.done():  # an eagerly started handler may have finished already
                 self._handlers[event.id] = (task, scope)
-        elif isinstance(event, c.Listen):
-            honoured, ack = self.conn.acknowledge(event)
+        elif isinstance(event, ev.Listen):
+            honoured, ack = self.conn.modern.acknowledge(event)
             self.listening[event.id] = honoured
             await self._send(ack, related=event.id)
-        elif isinstance(event, c.Answer):
+        elif isinstance(event, ev.Answer):
             future = self._waiting.pop(event.id, None)
             if future is not None and not future.done():
                 future.set_result(event.result)
-        elif isinstance(event, c.Failure):
+        elif isinstance(event, ev.Failure):
             future = self._waiting.pop(event.id, None)
             if future is not None and not future.done():
                 future.set_exception(event.error)
-        elif isinstance(event, c.Cancel):
+        elif isinstance(event, ev.Cancel):
             self.cancel(event.request_id)
-        elif isinstance(event, c.Progress):
+        elif isinstance(event, ev.Progress):
             callback = self._progress.get(event.token)
             if callback is not None:
                 outcome = callback(event.progress, event.total, event.message)
                 if outcome is not None:
                     await outcome
-        elif isinstance(event, c.IncomingNotification):
+        elif isinstance(event, ev.IncomingNotification):
             if self.on_notification is not None:
                 self._spawn(self.on_notification(event))
-        elif isinstance(event, c.BatchOpened):
+        elif isinstance(event, ev.BatchOpened):
             if event.expected:
                 self._batches[event.batch] = (event.expected, [])
-        elif isinstance(event, c.Negotiated):
+        elif isinstance(event, ev.Negotiated):
             if not self.negotiated.done():
                 self.negotiated.set_result(event.version)
-        elif isinstance(event, c.Refused):
+        elif isinstance(event, ev.Refused):
             if not self.negotiated.done():
                 self.negotiated.set_exception(event.error)
 
-    def _refusal(self, event: c.IncomingRequest) -> McpError | None:
+    def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
         would leave the peer unable to tell them apart."""
         if event.id not in self._handlers:
@@ -271,7 +272,7 @@ class Session:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _serve(self, event: c.IncomingRequest, scope: RequestScope) -> None:
+    async def _serve(self, event: ev.IncomingRequest, scope: RequestScope) -> None:
         """Answer a request in a task of its own. It counts as in flight until its answer
         is written: a peer that stops reading holds the reader back, not just the handlers.
         """
@@ -284,7 +285,7 @@ class Session:
             self._made_room()
 
     async def answer(
-        self, event: c.IncomingRequest, scope: RequestScope
+        self, event: ev.IncomingRequest, scope: RequestScope
     ) -> tuple[bytes, int | None] | None:
         """Run the request's handler in the calling task: the answer frame and its HTTP
         status hint, or None when the peer cancelled the request (nothing is answered)."""
@@ -297,7 +298,9 @@ class Session:
                 result = await self.dispatch(event, scope)
                 frame = self.conn.result(event.id, result, event.spec.name, version)
             except InputRequired:
-                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
+                frame = self.conn.result(
+                    event.id, self.conn.modern.input_required(event, scope.asked)
+                )
             except McpError as exc:
                 frame = self.conn.error(event.id, exc, version)
                 status = http_status(exc.code) if version is not None else None

@@ -1,0 +1,189 @@
+"""The modern era's requests on a server connection (2026-07-28 on): stateless, each
+carrying its version, capabilities and client info in ``_meta`` (and, over HTTP, in
+headers). They are checked in the order the spec sets, then routed like any request;
+``server/discover`` and listen acknowledgements are answered here, and multi-round requests
+carry their answers so far in a signed ``requestState``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET
+
+from . import jsonrpc, modern
+from .errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
+from .events import Event, IncomingRequest, Inputs, Listen, Send
+from .negotiation import VersionInfo, has_capability
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+_MODERN_400 = frozenset(
+    {
+        INVALID_PARAMS,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
+#: Listen filter key → server capability that must be offered to honour it.
+_LISTEN_FILTERS: dict[str, tuple[str, ...]] = {
+    "toolsListChanged": ("tools", "listChanged"),
+    "promptsListChanged": ("prompts", "listChanged"),
+    "resourcesListChanged": ("resources", "listChanged"),
+    "resourceSubscriptions": ("resources", "subscribe"),
+}
+
+
+class ModernRequests:
+    """What ``conn`` (a server's connection) does with modern requests."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def takes(self, m: jsonrpc.Request, http: modern.HttpHeaders | None) -> bool:
+        """A server takes a request down the stateless path when it is not in a legacy
+        session and the request says it is modern (``_meta`` or header version that is
+        not a handshake version, or a method only modern versions have)."""
+        if self.conn.role != "server" or self.conn.version is not None:
+            return False
+        if not self.conn.versions.of_era("modern"):
+            return False
+        legacy = self.conn.versions.of_era("legacy")
+        if http is not None and http.protocol_version is not None:
+            return http.protocol_version not in legacy
+        if m.params is not None and modern.PROTOCOL_VERSION.encode() in bytes(m.params):
+            return True
+        if m.method == "initialize":
+            return False
+        return not self.conn.versions.has("legacy", "client", m.method)
+
+    def read(
+        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
+        """Validate in the order the spec sets: ``_meta`` keys, headers, version, method."""
+        try:
+            return self._checked(m, batch, http)
+        except McpError as exc:
+            status = (
+                404 if exc.code == METHOD_NOT_FOUND else 400 if exc.code in _MODERN_400 else None
+            )
+            return [Send(jsonrpc.encode_mcp_error(m.id, exc), batch, m.id, status)]
+
+    def _checked(
+        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
+        p = modern.probe(m.params)
+        if p is None:
+            raise McpError(
+                INVALID_PARAMS,
+                "Invalid params: params must be an object with _meta",
+                {"path": "$.params"},
+            )
+        meta = modern.check_meta(p)
+        if http is not None:
+            modern.check_headers(http, m.method, meta, p)
+        requested = str(meta.protocol_version)
+        supported = self.conn.versions.of_era("modern")
+        if requested not in supported:
+            raise McpError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {requested!r}",
+                {"supported": list(supported), "requested": requested},
+            )
+        version = self.conn.versions[requested]
+        if m.method == "server/discover":
+            return [Send(jsonrpc.encode_result(m.id, self.discover(version)), batch, m.id)]
+        spec, local = self.conn.route(version, m.method)
+        params = self.conn.incoming(m.params, spec, local, version)
+        meta_map = getattr(params, "meta", UNSET)
+        if not isinstance(meta_map, dict):  # open objects are dicts
+            meta_map = {}
+        peer = modern.Peer(version, meta_map)
+        if m.method == "subscriptions/listen":
+            notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
+            return [Listen(m.id, notifications, peer)]
+        inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
+        return [
+            IncomingRequest(
+                m.id,
+                local,
+                params,
+                meta_map,
+                batch,
+                peer,
+                inputs,
+                http.params if http is not None else None,
+            )
+        ]
+
+    def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
+        """Answers the client gave so far: those carried by a verified ``requestState``
+        plus this round's ``inputResponses``."""
+        inputs = Inputs({}, m.params)
+        if p.requestState is not UNSET:
+            from .state import StateError
+
+            if not isinstance(p.requestState, str):
+                raise StateError("not a string")
+            inputs.answers.update(self.conn.signer.verify(p.requestState, m.method, inputs.digest))
+        if p.inputResponses is not UNSET and p.inputResponses is not None:
+            if not isinstance(p.inputResponses, dict):
+                raise McpError(
+                    INVALID_PARAMS,
+                    "Invalid params: inputResponses must be an object",
+                    {"path": "$.params.inputResponses"},
+                )
+            inputs.answers.update(p.inputResponses)
+        return inputs
+
+    def input_required(self, request: IncomingRequest, asked: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``input_required`` result asking for ``asked``, with a signed state that
+        carries the answers so far."""
+        assert request.inputs is not None
+        state = self.conn.signer.sign(
+            request.spec.name, request.inputs.digest, request.inputs.answers
+        )
+        return {
+            "resultType": "input_required",
+            "inputRequests": dict(asked),
+            "requestState": state,
+        }
+
+    def discover(self, version: VersionInfo) -> dict[str, Any]:
+        hint = self.conn.wire.cache.hint("server/discover")
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": list(self.conn.versions.of_era("modern")),
+            "capabilities": self.conn.capabilities_for(version),
+            "ttlMs": hint.ttl_ms,
+            "cacheScope": hint.scope,
+            "_meta": {modern.SERVER_INFO: self.conn.info_for(version)},
+        }
+        if self.conn.instructions is not None:
+            result["instructions"] = self.conn.instructions
+        return result
+
+    def acknowledge(self, listen: Listen) -> tuple[dict[str, bool | list[str]], bytes]:
+        """The filter this server honours for a listen request, and the acknowledgement."""
+        caps = self.conn.capabilities
+        honoured: dict[str, Any] = {}
+        for key, capability in _LISTEN_FILTERS.items():
+            if listen.requested.get(key) and has_capability(caps, capability):
+                honoured[key] = listen.requested[key]
+        params = {
+            "notifications": honoured,
+            "_meta": {modern.SUBSCRIPTION_ID: listen.id},
+        }
+        return honoured, jsonrpc.encode_notification(
+            "notifications/subscriptions/acknowledged", params
+        )

@@ -1,0 +1,112 @@
+"""Params and results between versions: what a peer sent, decoded with the table's types
+and turned into the application's, whichever version each side speaks.
+
+A peer's params are validated against the peer's version first and then converted to the
+version the application's handlers are typed against (a legacy session's state becomes
+the modern per-request ``_meta`` on the way); params the peer's version refuses but the
+application's accepts are taken too, since being liberal loses the peer nothing. Answers
+to our own requests come back the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from .errors import INVALID_PARAMS, McpError
+from .negotiation import MethodSpec, VersionInfo
+from .wire import Restore
+
+log = logging.getLogger("mcpgen.runtime")
+
+
+def validation_error(exc: msgspec.ValidationError, where: str) -> McpError:
+    """-32602 with the JSON path of the problem, relative to the message, in ``data``."""
+    text = str(exc)
+    detail, _, path = text.partition(" - at `$")
+    path = "$." + where + path.rstrip("`") if path else "$." + where
+    return McpError(
+        INVALID_PARAMS,
+        f"Invalid params: {detail} at {path}",
+        {"path": path, "detail": detail},
+    )
+
+
+def decode_params(raw: msgspec.Raw | None, spec: MethodSpec, version: VersionInfo) -> Any:
+    """``raw`` as ``spec``'s params type of ``version`` (None for a method without)."""
+    if spec.params is None:
+        return None
+    if raw is None:
+        if spec.params_required:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: {spec.name} requires params",
+                {"path": "$.params"},
+            )
+        raw = msgspec.Raw(b"{}")
+    try:
+        return version.binding.types.decode(raw, spec.params)
+    except msgspec.ValidationError as exc:
+        raise validation_error(exc, "params") from None
+
+
+def incoming_params(
+    raw: msgspec.Raw | None,
+    spec: MethodSpec,
+    version: VersionInfo,
+    local: MethodSpec,
+    local_version: VersionInfo,
+    session_meta: Callable[[], dict[str, Any]] | None = None,
+) -> Any:
+    """Params of ``spec`` (``version``, the peer's) as the application's ``local`` row
+    (``local_version``) types them; ``session_meta`` gives what a legacy session knows in
+    the shape of modern ``_meta``, for an application typed against a modern version."""
+    if version is local_version or spec.params is None or local.params is None:
+        return decode_params(raw, local, local_version)
+    try:
+        plain = msgspec.to_builtins(decode_params(raw, spec, version))
+    except McpError:
+        try:
+            value = decode_params(raw, local, local_version)
+        except McpError:
+            pass
+        else:
+            log.debug("accepted %s params valid only in %s", spec.name, local_version.version)
+            return value
+        raise
+    if session_meta is not None and isinstance(plain, dict):
+        plain["_meta"] = {**session_meta(), **(plain.get("_meta") or {})}
+    try:
+        return local_version.binding.types.convert(plain, local.params)
+    except msgspec.ValidationError as exc:
+        raise validation_error(exc, "params") from None
+
+
+def answer(
+    raw: msgspec.Raw,
+    peer_result: Any,
+    result: Any,
+    restore: Restore | None,
+    version: VersionInfo | None,
+    local_version: VersionInfo,
+) -> Any:
+    """An answer to our request as the application's ``result`` type: validated at the
+    peer's version (``peer_result``; failing that, at the application's: a peer answering
+    in a newer form loses nothing), then ``restore``d to what the application asked for."""
+    types = local_version.binding.types
+    if version is None or version is local_version or peer_result is None:
+        if restore is None:
+            return types.decode(raw, result)
+        plain = msgspec.to_builtins(types.decode(raw, result))
+    else:
+        try:
+            peer_value = version.binding.types.decode(raw, peer_result)
+        except msgspec.ValidationError:
+            peer_value = types.decode(raw, result)
+        plain = msgspec.to_builtins(peer_value)
+    if restore is not None:
+        plain = restore(plain)
+    return types.convert(plain, result)
