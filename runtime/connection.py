@@ -52,7 +52,7 @@ from .handshake import (
     read_initialize_result,
 )
 from .modern_requests import ModernRequests
-from .params import answer, incoming_params, validation_error
+from .params import answer, decode_params, incoming_params, validation_error
 from .roles import role_of
 from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
@@ -238,7 +238,7 @@ class Connection:
     ) -> list[Event]:
         if isinstance(m, jsonrpc.Request):
             try:
-                if self.modern.takes(m, http):
+                if self.version is None and self.modern.takes(m, http):  # not in a session
                     return self.modern.read(m, batch, http)
                 return self._on_request(m, batch)
             except McpError as exc:
@@ -308,6 +308,8 @@ class Connection:
         version: VersionInfo,
     ) -> Any:
         """Params of ``spec`` (the peer's ``version``) as the application's types."""
+        if version is self.local:  # the common case, decoded directly
+            return decode_params(raw, local, version)
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
