@@ -22,7 +22,6 @@ from msgspec import UNSET
 from . import jsonrpc, modern
 from .errors import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
@@ -45,6 +44,7 @@ from .events import (
 )
 from .jsonrpc import RequestId
 from .limits import DEFAULT, Limits
+from .log_levels import level_at_least, read_level
 from .handshake import (
     initialize_request,
     initialize_result,
@@ -52,7 +52,7 @@ from .handshake import (
     read_initialize_result,
 )
 from .modern_requests import ModernRequests
-from .params import answer, decode_params, incoming_params, validation_error
+from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
 from .roles import role_of
 from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
@@ -60,28 +60,11 @@ from .negotiation import (
     VersionInfo,
     Versions,
     has_capability,
+    refusal_to_send,
 )
 
 log = logging.getLogger("mcpgen.runtime")
 Role = Literal["server", "client"]
-LOG_LEVELS = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-
-
-def level_at_least(level: str, threshold: str) -> bool:
-    """Whether log ``level`` is at or above ``threshold`` (unknown levels pass)."""
-    try:
-        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
-    except ValueError:
-        return True
 
 
 class State(enum.Enum):
@@ -104,16 +87,6 @@ class _ProgressParams(msgspec.Struct):
 class _CancelParams(msgspec.Struct):
     requestId: str | int | None = None
     reason: str | None = None
-
-
-class _SetLevelParams(msgspec.Struct):
-    level: str
-
-
-class _InputRequiredProbe(msgspec.Struct):
-    resultType: str
-    inputRequests: dict[str, Any] = {}
-    requestState: str | None = None
 
 
 class _Pending(msgspec.Struct):
@@ -326,19 +299,9 @@ class Connection:
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:
-            level = msgspec.json.decode(m.params or b"{}", type=_SetLevelParams).level
-        except msgspec.ValidationError as exc:
-            return jsonrpc.encode_mcp_error(m.id, validation_error(exc, "params"))
-        if level not in LOG_LEVELS:
-            return jsonrpc.encode_mcp_error(
-                m.id,
-                McpError(
-                    INVALID_PARAMS,
-                    f"Invalid params: unknown log level {level!r}",
-                    {"path": "$.params.level"},
-                ),
-            )
-        self.log_level = level
+            self.log_level = read_level(m.params)
+        except McpError as exc:
+            return jsonrpc.encode_mcp_error(m.id, exc)
         return jsonrpc.encode_result(m.id, {})
 
     def _initialize(self, m: jsonrpc.Request) -> list[Event]:
@@ -388,13 +351,10 @@ class Connection:
         if pending.result is None:
             return [Answer(m.id, None)]
         version = self.version
-        if version is not None and version.rules.stateless and b"input_required" in bytes(m.result):
-            try:
-                asked = msgspec.json.decode(m.result, type=_InputRequiredProbe)
-            except msgspec.ValidationError:
-                asked = None
-            if asked is not None and asked.resultType == "input_required":
-                return [Answer(m.id, InputRequiredAnswer(asked.inputRequests, asked.requestState))]
+        if version is not None and version.rules.stateless:
+            asked = asked_for_input(m.result)
+            if asked is not None:
+                return [Answer(m.id, InputRequiredAnswer(*asked))]
         try:
             value = answer(
                 m.result, pending.peer_result, pending.result, pending.restore, version, self.local
@@ -458,23 +418,11 @@ class Connection:
         if version is None:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
         spec = version.spec(self.role, method)
-        # A server asking a client for what it cannot give fails the way a modern request
-        # does (MissingRequiredClientCapability); a client asking for what the server does
-        # not offer gets what the server would answer (method not found).
-        code = MISSING_CLIENT_CAPABILITY if self.role == "server" else METHOD_NOT_FOUND
         if spec is None:
+            code = MISSING_CLIENT_CAPABILITY if self.role == "server" else METHOD_NOT_FOUND
             raise McpError(code, f"{method} is not part of protocol {version.version}")
         if spec.capability and not has_capability(self.peer_capabilities, spec.capability):
-            required: dict[str, Any] = {}
-            node = required
-            for part in spec.capability:
-                node = node.setdefault(part, {})
-            raise McpError(
-                code,
-                f"{method} needs the {self.peer}'s {'.'.join(spec.capability)} capability, "
-                "which it did not declare",
-                {"requiredCapabilities": required} if self.role == "server" else UNSET,
-            )
+            raise refusal_to_send(method, spec.capability, self.role)
         local = self.local.types_of(self.role, method) or spec
         restore = None
         if params is not UNSET:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import msgspec
 from typing import Any
 
-from .errors import NegotiationError
+from .errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, McpError, NegotiationError
 
 Binding = Any  # the generated ``_support.Binding`` (a NamedTuple); duck-typed here
 MethodSpec = Any
@@ -225,3 +225,20 @@ def has_capability(capabilities: Mapping[str, Any], path: Sequence[str] | None) 
             return False
         node = node[part]
     return node is not False and node is not None
+
+
+def refusal_to_send(method: str, capability: Sequence[str], role: str) -> McpError:
+    """Why ``role`` may not send ``method``: the peer did not declare ``capability``. A
+    server asking a client for what it cannot give fails the way a modern request does
+    (MissingRequiredClientCapability, naming what is required); a client asking for what
+    the server does not offer gets what the server would answer (method not found)."""
+    peer = "client" if role == "server" else "server"
+    required: dict[str, Any] = {}
+    node = required
+    for part in capability:
+        node = node.setdefault(part, {})
+    return McpError(
+        MISSING_CLIENT_CAPABILITY if role == "server" else METHOD_NOT_FOUND,
+        f"{method} needs the {peer}'s {'.'.join(capability)} capability, which it did not declare",
+        {"requiredCapabilities": required} if role == "server" else msgspec.UNSET,
+    )

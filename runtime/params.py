@@ -110,3 +110,23 @@ def answer(
     if restore is not None:
         plain = restore(plain)
     return types.convert(plain, result)
+
+
+class _InputRequiredProbe(msgspec.Struct):
+    resultType: str
+    inputRequests: dict[str, Any] = {}
+    requestState: str | None = None
+
+
+def asked_for_input(raw: msgspec.Raw) -> tuple[dict[str, Any], str | None] | None:
+    """The input requests and state of a modern ``input_required`` answer, or None when
+    ``raw`` is another answer (the final result)."""
+    if b"input_required" not in bytes(raw):
+        return None
+    try:
+        asked = msgspec.json.decode(raw, type=_InputRequiredProbe)
+    except msgspec.ValidationError:
+        return None
+    if asked.resultType != "input_required":
+        return None
+    return asked.inputRequests, asked.requestState

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import ValidationError, to_builtins
 
-from . import connection as c
+from .events import IncomingRequest
+from .log_levels import level_at_least
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from .modern import InputRequired
 from .negotiation import has_capability
@@ -34,7 +35,7 @@ class RequestScope:
         "_calls",
     )
 
-    def __init__(self, session: Session, event: c.IncomingRequest) -> None:
+    def __init__(self, session: Session, event: IncomingRequest) -> None:
         self.session = session
         self.event = event
         self.request_id = event.id
@@ -94,7 +95,7 @@ class RequestScope:
             return
         peer = self.event.peer
         if peer is not None:  # modern: only when this request set a level, and at or above it
-            if peer.log_level is None or not c.level_at_least(level, peer.log_level):
+            if peer.log_level is None or not level_at_least(level, peer.log_level):
                 return
         elif not conn.log_allowed(level):
             return
