@@ -13,7 +13,6 @@ handshake carries), ``modern_requests.py`` (a server's stateless requests), ``pa
 from __future__ import annotations
 
 import enum
-import logging
 from typing import Any, Literal
 
 import msgspec
@@ -31,18 +30,19 @@ from .errors import (
 from .events import (
     Answer,
     BatchOpened,
-    Cancel,
     Event,
     Failure,
     IncomingNotification,
     IncomingRequest,
     InputRequiredAnswer,
     Negotiated,
-    Progress,
     Refused,
     Send,
+    read_cancel,
+    read_progress,
 )
 from .jsonrpc import RequestId
+from .advertised import capabilities_for, client_meta, info_for, stamped
 from .limits import DEFAULT, Limits
 from .log_levels import level_at_least, read_level
 from .handshake import (
@@ -53,7 +53,6 @@ from .handshake import (
 )
 from .modern_requests import ModernRequests
 from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
-from .roles import role_of
 from .wire import CachePolicy, Restore, Wire
 from .negotiation import (
     MethodSpec,
@@ -63,7 +62,6 @@ from .negotiation import (
     refusal_to_send,
 )
 
-log = logging.getLogger("mcpgen.runtime")
 Role = Literal["server", "client"]
 
 
@@ -77,18 +75,6 @@ class State(enum.Enum):
 # -- events -------------------------------------------------------------------------------
 
 
-class _ProgressParams(msgspec.Struct):
-    progressToken: str | int
-    progress: float
-    total: float | None = None
-    message: str | None = None
-
-
-class _CancelParams(msgspec.Struct):
-    requestId: str | int | None = None
-    reason: str | None = None
-
-
 class _Pending(msgspec.Struct):
     method: str
     #: Result type in the peer's version and in the application's.
@@ -96,6 +82,12 @@ class _Pending(msgspec.Struct):
     result: Any
     #: Turns the answer back into what the application asked for (see ``runtime.wire``).
     restore: Restore | None = None
+
+
+def _refused_batch(why: str) -> list[Event]:
+    """A whole batch refused (HTTP 400), with no id to answer."""
+    error = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid request: {why}")
+    return [Send(error, status=400)]
 
 
 class Connection:
@@ -129,7 +121,6 @@ class Connection:
         self.capabilities = capabilities
         self.instructions = instructions
         self.state_key = state_key
-        self._signer: Any = None
         self.state = State.NEW
         self.version: VersionInfo | None = None
         self.peer_info: dict[str, Any] = {}
@@ -145,14 +136,6 @@ class Connection:
         self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
         #: The modern era's requests (a server's stateless ones).
         self.modern = ModernRequests(self)
-
-    @property
-    def signer(self) -> Any:
-        if self._signer is None:
-            from .state import StateSigner
-
-            self._signer = StateSigner(self.state_key) if self.state_key else StateSigner()
-        return self._signer
 
     @property
     def peer(self) -> str:
@@ -174,16 +157,7 @@ class Connection:
         transport looks at the messages first, to route their answers)."""
         messages, is_batch = parsed
         if is_batch and not (self.version is not None and self.version.batching):
-            return [
-                Send(
-                    jsonrpc.encode_error(
-                        None,
-                        INVALID_REQUEST,
-                        "Invalid request: batches are not supported by this protocol version",
-                    ),
-                    status=400,
-                )
-            ]
+            return _refused_batch("batches are not supported by this protocol version")
         batch = None
         events: list[Event] = []
         if is_batch:
@@ -191,16 +165,7 @@ class Connection:
             batch = self._next_batch
             expected = sum(isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
-                return [
-                    Send(
-                        jsonrpc.encode_error(
-                            None,
-                            INVALID_REQUEST,
-                            "Invalid request: initialize must not be part of a batch",
-                        ),
-                        status=400,
-                    )
-                ]
+                return _refused_batch("initialize must not be part of a batch")
             events.append(BatchOpened(batch, expected))
         for message in messages:
             events += self._dispatch(message, batch, http)
@@ -323,11 +288,9 @@ class Connection:
                     self.state = State.READY
                 return []
             if m.method == "notifications/cancelled":
-                p = msgspec.json.decode(m.params or b"{}", type=_CancelParams)
-                return [] if p.requestId is None else [Cancel(p.requestId, p.reason)]
+                return read_cancel(m.params)
             if m.method == "notifications/progress":
-                q = msgspec.json.decode(m.params or b"{}", type=_ProgressParams)
-                return [Progress(q.progressToken, q.progress, q.total, q.message)]
+                return [read_progress(m.params)]
         except msgspec.ValidationError:
             return []  # malformed notifications are dropped (no one to answer)
         version = self.version
@@ -362,16 +325,8 @@ class Connection:
             return [Answer(m.id, value)]
         except msgspec.ValidationError as exc:
             error = validation_error(exc, "result")
-            return [
-                Failure(
-                    m.id,
-                    McpError(
-                        INTERNAL_ERROR,
-                        f"Invalid result of {pending.method}: {error.message}",
-                        error.data,
-                    ),
-                )
-            ]
+            message = f"Invalid result of {pending.method}: {error.message}"
+            return [Failure(m.id, McpError(INTERNAL_ERROR, message, error.data))]
 
     # -- client handshake ---------------------------------------------------------------------
 
@@ -432,25 +387,13 @@ class Connection:
         if self.role == "client" and version.rules.stateless:
             params = self.stamp(params, version)
         if progress_token is not None:
-            plain = (
-                msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
-            )
-            plain["_meta"] = {**(plain.get("_meta") or {}), "progressToken": progress_token}
-            params = plain
+            params = stamped(params, {"progressToken": progress_token})
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
     def stamp(self, params: Any, version: VersionInfo) -> dict[str, Any]:
         """A modern client's request params with the per-request ``_meta`` it must carry."""
-        plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
-        meta = {
-            modern.PROTOCOL_VERSION: version.version,
-            modern.CLIENT_CAPABILITIES: self.capabilities_for(version),
-            modern.CLIENT_INFO: self.info_for(version),
-        }
-        if self.log_level is not None:
-            meta[modern.LOG_LEVEL] = self.log_level
-        plain["_meta"] = {**(plain.get("_meta") or {}), **meta}
-        return plain
+        meta = client_meta(version, self.capabilities, self.info, self.log_level)
+        return stamped(params, meta)
 
     def forget(self, request_id: RequestId) -> bool:
         """Stop waiting for ``request_id`` (timed out or cancelled); True if it was pending."""
@@ -496,17 +439,9 @@ class Connection:
     # -- what this side advertises, per version ----------------------------------------------
 
     def capabilities_for(self, version: VersionInfo) -> dict[str, Any]:
-        """Our capabilities, keeping only those the version's schema knows (plus extras
-        under ``experimental``)."""
-        cls = role_of(
-            version.binding.types,
-            "ServerCapabilities" if self.role == "server" else "ClientCapabilities",
-        )
-        known = {spec.wire for spec in getattr(cls, "__keys__", {}).values()}
-        return {k: v for k, v in self.capabilities.items() if not known or k in known}
+        """Our capabilities, keeping only those the version's schema knows."""
+        return capabilities_for(self.capabilities, self.role, version)
 
     def info_for(self, version: VersionInfo) -> dict[str, Any]:
         """Our implementation info, keeping only fields the version's schema knows."""
-        implementation = role_of(version.binding.types, "Implementation")
-        encoded = set(getattr(implementation, "__struct_encode_fields__", ()))
-        return {k: v for k, v in self.info.items() if not encoded or k in encoded}
+        return info_for(self.info, version)

@@ -155,3 +155,29 @@ class InputRequiredAnswer(msgspec.Struct, frozen=True):
 
     requests: dict[str, Any]
     state: str | None
+
+
+class _CancelParams(msgspec.Struct):
+    requestId: str | int | None = None
+    reason: str | None = None
+
+
+class _ProgressParams(msgspec.Struct):
+    progressToken: str | int
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+def read_cancel(params: msgspec.Raw | None) -> list[Event]:
+    """The event a ``notifications/cancelled`` means (none without a request id); raises
+    ``msgspec.ValidationError`` when its params are malformed."""
+    p = msgspec.json.decode(params or b"{}", type=_CancelParams)
+    return [] if p.requestId is None else [Cancel(p.requestId, p.reason)]
+
+
+def read_progress(params: msgspec.Raw | None) -> Progress:
+    """The event a ``notifications/progress`` means; raises ``msgspec.ValidationError``
+    when its params are malformed."""
+    q = msgspec.json.decode(params or b"{}", type=_ProgressParams)
+    return Progress(q.progressToken, q.progress, q.total, q.message)

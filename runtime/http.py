@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import jsonrpc
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
@@ -36,7 +36,9 @@ from .http_streams import Router
 from .legacy_sessions import SessionTable
 from .limits import DEFAULT, Limits
 from .request_headers import accepts_answers, is_json, mcp_headers
-from .server import Server
+
+if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
+    from .server import Server
 
 log = logging.getLogger("mcpgen.runtime.http")
 
@@ -80,6 +82,7 @@ class McpHttpApp:
         self.legacy = server.versions.of_era("legacy")
         self.answers = Answers(server, self.stateless, sse_retry_ms)
         self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)
+        server.subscribe(self.publish)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
     # -- ASGI entry -----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import jsonrpc
 from .asgi import (
@@ -27,8 +27,10 @@ from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession
 from .modern import HttpHeaders
 from .request_scope import RequestScope
-from .server import Server
 from .session import Session
+
+if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
+    from .server import Server
 
 
 class Answers:

@@ -4,6 +4,8 @@ server's own messages, and resumption of any stream after ``Last-Event-ID``), DE
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import secrets
 
 from . import jsonrpc
@@ -14,7 +16,9 @@ from .http_streams import ClientWatch, Router, Stream, relay
 from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession, SessionTable
 from .limits import Limits
-from .server import Server
+
+if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
+    from .server import Server
 
 
 class LegacyEndpoint:

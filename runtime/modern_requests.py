@@ -49,6 +49,18 @@ class ModernRequests:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self._signer: Any = None
+
+    @property
+    def signer(self) -> Any:
+        """Signs and verifies ``requestState`` with the connection's ``state_key``
+        (made on first use: most servers never need one)."""
+        if self._signer is None:
+            from .state import StateSigner
+
+            key = self.conn.state_key
+            self._signer = StateSigner(key) if key else StateSigner()
+        return self._signer
 
     def takes(self, m: jsonrpc.Request, http: modern.HttpHeaders | None) -> bool:
         """A server takes a request down the stateless path when it is not in a legacy
@@ -135,7 +147,7 @@ class ModernRequests:
 
             if not isinstance(p.requestState, str):
                 raise StateError("not a string")
-            inputs.answers.update(self.conn.signer.verify(p.requestState, m.method, inputs.digest))
+            inputs.answers.update(self.signer.verify(p.requestState, m.method, inputs.digest))
         if p.inputResponses is not UNSET and p.inputResponses is not None:
             if not isinstance(p.inputResponses, dict):
                 raise McpError(
@@ -150,9 +162,7 @@ class ModernRequests:
         """The ``input_required`` result asking for ``asked``, with a signed state that
         carries the answers so far."""
         assert request.inputs is not None
-        state = self.conn.signer.sign(
-            request.spec.name, request.inputs.digest, request.inputs.answers
-        )
+        state = self.signer.sign(request.spec.name, request.inputs.digest, request.inputs.answers)
         return {
             "resultType": "input_required",
             "inputRequests": dict(asked),

@@ -82,6 +82,10 @@ def derive_capabilities(
     return caps
 
 
+#: Announces a change (``method``, ``params``) to the sessions that asked for ``wanted``.
+Publish = Callable[[str, dict[str, Any], str], Awaitable[None]]
+
+
 class Server:
     """An MCP server: your ``ServerHandlers`` subclass plus identity and options.
 
@@ -140,8 +144,8 @@ class Server:
             if row[0] == "client" and implemented(handlers, row[4])
         }
         self.sessions: set[Session] = set()
-        #: HTTP apps serving this server (they hold their own sessions and listen streams).
-        self.apps: list[Any] = []
+        #: Told of every change announced (HTTP apps: their sessions and listen streams).
+        self._subscribers: list[Publish] = []
         #: The ``x-mcp-header`` annotations of this server's tools, for checking calls.
         self.tool_headers = ServerToolHeaders()
 
@@ -250,8 +254,14 @@ class Server:
         params: dict[str, Any] = {"uri": uri} if uri is not None else {}
         for session in list(self.sessions):
             await session.publish(method, params, wanted)
-        for app in self.apps:
-            await app.publish(method, params, wanted)
+        for publish in list(self._subscribers):
+            await publish(method, params, wanted)
+
+    def subscribe(self, publish: Publish) -> Callable[[], None]:
+        """Have ``publish(method, params, wanted)`` announce each change too (a transport
+        holding sessions of its own); returns what ends the subscription."""
+        self._subscribers.append(publish)
+        return lambda: self._subscribers.remove(publish)
 
     async def serve_stdio(self) -> None:
         from .stdio import StdioServerTransport
@@ -262,9 +272,7 @@ class Server:
         """An ASGI app serving this server over Streamable HTTP (see ``runtime.http``)."""
         from .http import McpHttpApp
 
-        app = McpHttpApp(self, **options)
-        self.apps.append(app)
-        return app
+        return McpHttpApp(self, **options)
 
     def run_stdio(self) -> None:
         """Serve over this process's stdin/stdout until stdin closes."""

@@ -1,0 +1,55 @@
+"""What one side says about itself, per version: its capabilities and implementation
+info cut to what the version's schema knows, and a modern client's per-request ``_meta``
+(its version, capabilities, info and log level, sent with every request)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from . import modern
+from .negotiation import VersionInfo
+from .roles import role_of
+
+
+def capabilities_for(
+    capabilities: dict[str, Any], role: str, version: VersionInfo
+) -> dict[str, Any]:
+    """``capabilities`` of a ``role`` side, keeping only those ``version``'s schema knows."""
+    name = "ServerCapabilities" if role == "server" else "ClientCapabilities"
+    cls = role_of(version.binding.types, name)
+    known = {spec.wire for spec in getattr(cls, "__keys__", {}).values()}
+    return {k: v for k, v in capabilities.items() if not known or k in known}
+
+
+def info_for(info: dict[str, Any], version: VersionInfo) -> dict[str, Any]:
+    """Implementation ``info``, keeping only the fields ``version``'s schema knows."""
+    implementation = role_of(version.binding.types, "Implementation")
+    encoded = set(getattr(implementation, "__struct_encode_fields__", ()))
+    return {k: v for k, v in info.items() if not encoded or k in encoded}
+
+
+def stamped(params: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """Request ``params`` (a value or None) as builtins, ``meta`` added to its ``_meta``."""
+    plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+    plain["_meta"] = {**(plain.get("_meta") or {}), **meta}
+    return plain
+
+
+def client_meta(
+    version: VersionInfo,
+    capabilities: dict[str, Any],
+    info: dict[str, Any],
+    log_level: str | None,
+) -> dict[str, Any]:
+    """What a modern client's every request carries in ``_meta``."""
+    meta = {
+        modern.PROTOCOL_VERSION: version.version,
+        modern.CLIENT_CAPABILITIES: capabilities_for(capabilities, "client", version),
+        modern.CLIENT_INFO: info_for(info, version),
+    }
+    if log_level is not None:
+        meta[modern.LOG_LEVEL] = log_level
+    return meta
