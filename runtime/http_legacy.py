@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import secrets
+from collections.abc import Callable
 
 from . import jsonrpc
 from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
@@ -99,14 +100,8 @@ class LegacyEndpoint:
         if b"text/event-stream" not in headers.get(b"accept", b"").lower():
             await refuse(send, 406, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        session_id = text(headers, b"mcp-session-id")
-        if session_id is None:
-            body = jsonrpc.encode_error(None, INVALID_REQUEST, "GET needs a session")
-            await respond(send, 405, body, allow=True)
-            return
-        legacy = self.sessions.get(session_id)
+        legacy = await self._named_session(headers, send, "GET", self.sessions.get)
         if legacy is None:
-            await refuse(send, 404, "Session not found")
             return
         last = text(headers, b"last-event-id")
         name = last.split(".", 1)[0] if last is not None else None
@@ -142,14 +137,28 @@ class LegacyEndpoint:
 
     async def delete(self, headers: Headers, send: Send) -> None:
         """A DELETE: the session ends."""
-        session_id = text(headers, b"mcp-session-id")
-        if session_id is None:
-            body = jsonrpc.encode_error(None, INVALID_REQUEST, "DELETE needs a session")
-            await respond(send, 405, body, allow=True)
-            return
-        legacy = self.sessions.pop(session_id)
+        legacy = await self._named_session(headers, send, "DELETE", self.sessions.pop)
         if legacy is None:
-            await refuse(send, 404, "Session not found")
             return
         legacy.end()
         await respond(send, 200, b"")
+
+    async def _named_session(
+        self,
+        headers: Headers,
+        send: Send,
+        method: str,
+        lookup: Callable[[str], LegacySession | None],
+    ) -> LegacySession | None:
+        """The session ``Mcp-Session-Id`` names, found by ``lookup`` (``get``, or ``pop`` to
+        take it out); None once the refusal is sent (405 without the header: GET and DELETE
+        mean nothing outside a session; 404 for one that is unknown)."""
+        session_id = text(headers, b"mcp-session-id")
+        if session_id is None:
+            body = jsonrpc.encode_error(None, INVALID_REQUEST, f"{method} needs a session")
+            await respond(send, 405, body, allow=True)
+            return None
+        legacy = lookup(session_id)
+        if legacy is None:
+            await refuse(send, 404, "Session not found")
+        return legacy

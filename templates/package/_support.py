@@ -125,19 +125,16 @@ def convert(obj: Any, tp: type[T]) -> T: ...
 def convert(obj: Any, tp: Any) -> Any: ...
 def convert(obj: Any, tp: Any) -> Any:
     """Like :func:`decode`, from already-parsed builtins (``dict``, ``list``, …)."""
-    try:
-        return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
-    except msgspec.ValidationError as exc:
-        if not is_undeclared_key_error(exc):
-            raise rethrow(exc) from None
-    except RecursionError:
-        raise msgspec.ValidationError(TOO_DEEP) from None
-    return _keeping(obj, tp)
+    return _converted(obj, tp, keep_undeclared=True)
 
 
 def reshape(obj: Any, tp: Any) -> Any:
     """Like :func:`convert`, but keys ``tp`` does not declare are dropped, not kept: a
     value of one protocol version made a value of another, which lacks some fields."""
+    return _converted(obj, tp, keep_undeclared=False)
+
+
+def _converted(obj: Any, tp: Any, keep_undeclared: bool) -> Any:
     try:
         return msgspec.convert(obj, _decode_type(tp), dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
@@ -145,7 +142,7 @@ def reshape(obj: Any, tp: Any) -> Any:
             raise rethrow(exc) from None
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
-    return _keeping(obj, tp, put_back=False)
+    return _keeping(obj, tp, put_back=keep_undeclared)
 
 
 def _keeping(raw: Any, tp: Any, put_back: bool = True) -> Any:
