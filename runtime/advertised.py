@@ -4,6 +4,7 @@ info cut to what the version's schema knows, and a modern client's per-request `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -11,6 +12,7 @@ from msgspec import UNSET
 
 from . import modern
 from .negotiation import VersionInfo
+from .plain import as_object
 from .roles import role_of
 
 
@@ -20,21 +22,25 @@ def capabilities_for(
     """``capabilities`` of a ``role`` side, keeping only those ``version``'s schema knows."""
     name = "ServerCapabilities" if role == "server" else "ClientCapabilities"
     cls = role_of(version.binding.types, name)
-    known = {spec.wire for spec in getattr(cls, "__keys__", {}).values()}
+    keys: Mapping[str, Any] = getattr(cls, "__keys__", {})
+    known: set[str] = {spec.wire for spec in keys.values()}
     return {k: v for k, v in capabilities.items() if not known or k in known}
 
 
 def info_for(info: dict[str, Any], version: VersionInfo) -> dict[str, Any]:
     """Implementation ``info``, keeping only the fields ``version``'s schema knows."""
     implementation = role_of(version.binding.types, "Implementation")
-    encoded = set(getattr(implementation, "__struct_encode_fields__", ()))
+    encoded: set[str] = set(getattr(implementation, "__struct_encode_fields__", ()))
     return {k: v for k, v in info.items() if not encoded or k in encoded}
 
 
 def stamped(params: Any, meta: dict[str, Any]) -> dict[str, Any]:
     """Request ``params`` (a value or None) as builtins, ``meta`` added to its ``_meta``."""
-    plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
-    plain["_meta"] = {**(plain.get("_meta") or {}), **meta}
+    given: Any = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+    plain = as_object(given)
+    if plain is None:
+        raise TypeError(f"request params must be an object, not {type(given).__name__}")
+    plain["_meta"] = {**(as_object(plain.get("_meta")) or {}), **meta}
     return plain
 
 
@@ -53,3 +59,15 @@ def client_meta(
     if log_level is not None:
         meta[modern.LOG_LEVEL] = log_level
     return meta
+
+
+def session_meta(
+    version: VersionInfo, capabilities: dict[str, Any], info: dict[str, Any]
+) -> dict[str, Any]:
+    """What a legacy session settled (the client's version, capabilities and info), in
+    the shape of the ``_meta`` a modern request carries."""
+    return {
+        modern.PROTOCOL_VERSION: version.version,
+        modern.CLIENT_CAPABILITIES: capabilities,
+        modern.CLIENT_INFO: info,
+    }

@@ -4,11 +4,12 @@ server's capabilities follow what is registered."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import INVALID_PARAMS, McpError, resource_not_found
 from .pages import page
+from .plain import as_object
 
 if TYPE_CHECKING:
     from .app import App
@@ -62,7 +63,7 @@ def handlers_class(app: App, base: type) -> type:
             prompt = app.prompts.get(params.name)
             if prompt is None:
                 raise _unknown("prompt", params.name, "$.params.name")
-            arguments = params.arguments if isinstance(params.arguments, Mapping) else None
+            arguments = as_object(params.arguments)
             return await prompt.get(arguments, ctx)
 
         methods.update(list_prompts=list_prompts, get_prompt=get_prompt)

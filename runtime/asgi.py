@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from types import CoroutineType
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from . import jsonrpc
 from .errors import INVALID_REQUEST
@@ -51,7 +51,11 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     """
     pending = receive()
     # A coroutine (what servers give) is driven as it is; any other awaitable by its iterator.
-    waiting = pending if type(pending) is CoroutineType else pending.__await__()
+    waiting: Coroutine[Any, Any, Message] | Generator[Any, Any, Message] = (
+        cast("Coroutine[Any, Any, Message]", pending)
+        if type(pending) is CoroutineType
+        else pending.__await__()
+    )
     try:
         step = waiting.send(None)
     except StopIteration as done:
@@ -221,7 +225,7 @@ async def start_sse(send: Send, extra: dict[str, str] | None) -> None:
 async def sse_event(
     send: Send, data: bytes, event_id: str | None, retry: int | None = None
 ) -> None:
-    lines = []
+    lines: list[bytes] = []
     if event_id is not None:
         lines.append(b"id: " + event_id.encode())
     if retry is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -20,7 +20,6 @@ import msgspec
 from msgspec import UNSET
 
 from . import connection as c
-from . import modern
 from .errors import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
@@ -33,6 +32,7 @@ from .errors import (
 )
 from .limits import CLIENT, Limits
 from .negotiation import Versions
+from .plain import as_array, as_object, member
 from .server import derive_capabilities, implemented
 from .request_scope import RequestScope
 from .session import ProgressCallback, Session, Transport
@@ -53,7 +53,7 @@ class _InputContext:
 
     request_id: str
     protocol_version: str
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict[str, Any])
     cancelled: bool = False
 
 
@@ -173,7 +173,7 @@ class ClientSession:
                 result = await self.session.request("server/discover", {}, timeout=timeout)
             except McpError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-                    supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
+                    supported = as_array(member(exc.data, "supported")) or []
                     common = [v for v in offered if v in supported]
                     if common:
                         attempt = common[-1]
@@ -188,20 +188,16 @@ class ClientSession:
                 if strict:
                     raise
                 break
-            plain = msgspec.to_builtins(result)
-            supported = plain.get("supportedVersions") if isinstance(plain, dict) else None
-            common = [v for v in offered if isinstance(supported, list) and v in supported]
+            plain = as_object(msgspec.to_builtins(result)) or {}
+            supported = as_array(plain.get("supportedVersions")) or []
+            common = [v for v in offered if v in supported]
             if not common:
                 if strict:
                     raise NegotiationError(
                         f"server speaks {supported}; this client offers {offered}"
                     )
                 break
-            self.conn.version = self.versions[common[-1]]
-            self.conn.peer_capabilities = plain.get("capabilities") or {}
-            self.conn.peer_info = (plain.get("_meta") or {}).get(modern.SERVER_INFO) or {}
-            self.conn.instructions = plain.get("instructions")
-            self.conn.state = c.State.READY
+            self.conn.discovered(self.versions[common[-1]], plain)
             return common[-1]
         self.conn.version = None
         return None
@@ -288,7 +284,12 @@ class ClientSession:
 
     async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
         responses = {key: await self._fulfil(key, ask) for key, ask in answer.requests.items()}
-        plain = msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+        given: Any = (
+            msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+        )
+        plain = as_object(given)
+        if plain is None:
+            raise McpError(INVALID_REQUEST, "input-required retry of params that are no object")
         plain["inputResponses"] = responses
         if answer.state is not None:
             plain["requestState"] = answer.state
@@ -297,7 +298,7 @@ class ClientSession:
         return plain
 
     async def _fulfil(self, key: str, ask: Any) -> Any:
-        method = ask.get("method") if isinstance(ask, dict) else None
+        method = member(ask, "method")
         spec = self.local.types_of("server", method) if isinstance(method, str) else None
         handler = (
             getattr(self.handlers, spec.handler, None)
@@ -310,7 +311,7 @@ class ClientSession:
                 f"the server asked for {method!r}, which this client does not answer",
             )
         params = (
-            self.local.binding.types.convert(ask.get("params") or {}, spec.params)
+            self.local.binding.types.convert(member(ask, "params") or {}, spec.params)
             if spec.params
             else None
         )
@@ -355,7 +356,7 @@ async def _connected(
     mode: Mode,
     options: dict[str, Any],
     server_key: str,
-) -> AsyncIterator[C]:
+) -> AsyncGenerator[C, None]:
     session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
     try:
         await session.connect(transport, mode=mode, server_key=server_key)
@@ -376,7 +377,7 @@ async def stdio_client(
     mode: Mode = "legacy",
     stderr: int | None = None,
     **options: Any,
-) -> AsyncIterator[C]:
+) -> AsyncGenerator[C, None]:
     """Spawn ``command`` and yield a typed client (``client_class`` is a generated
     ``Client``); the server is shut down (stdin closed, SIGTERM, SIGKILL) on exit.
 
@@ -403,7 +404,7 @@ async def http_client(
     headers: Mapping[str, str] | None = None,
     mode: Mode = "auto",
     **options: Any,
-) -> AsyncIterator[C]:
+) -> AsyncGenerator[C, None]:
     """Connect over Streamable HTTP to ``url`` and yield a typed client."""
     from .http_client_transport import HttpClientTransport
 

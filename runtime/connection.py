@@ -12,8 +12,7 @@ handshake carries), ``modern_requests.py`` (a server's stateless requests), ``pa
 
 from __future__ import annotations
 
-import enum
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -40,37 +39,31 @@ from .events import (
     Send,
     read_cancel,
     read_progress,
+    refused_batch,
 )
 from .jsonrpc import RequestId
-from .advertised import capabilities_for, client_meta, info_for, stamped
+from .advertised import capabilities_for, client_meta, info_for, session_meta, stamped
+from .lifecycle import Role, State, Trigger, answers_before_ready, next_state
 from .limits import DEFAULT, Limits
 from .log_levels import level_at_least, read_level
 from .handshake import (
     initialize_request,
     initialize_result,
     read_initialize,
+    read_discovered,
     read_initialize_result,
 )
 from .modern_requests import ModernRequests
+from .plain import as_object
 from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
 from .wire import CachePolicy, Restore, Wire
+from .contracts import MethodSpec
 from .negotiation import (
-    MethodSpec,
     VersionInfo,
     Versions,
     has_capability,
     refusal_to_send,
 )
-
-Role = Literal["server", "client"]
-
-
-class State(enum.Enum):
-    NEW = "new"
-    INITIALIZING = "initializing"  # initialize answered (server) or sent (client)
-    READY = "ready"
-    CLOSED = "closed"
-
 
 # -- events -------------------------------------------------------------------------------
 
@@ -82,12 +75,6 @@ class _Pending(msgspec.Struct):
     result: Any
     #: Turns the answer back into what the application asked for (see ``runtime.wire``).
     restore: Restore | None = None
-
-
-def _refused_batch(why: str) -> list[Event]:
-    """A whole batch refused (HTTP 400), with no id to answer."""
-    error = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid request: {why}")
-    return [Send(error, status=400)]
 
 
 class Connection:
@@ -111,7 +98,7 @@ class Connection:
         limits: Limits = DEFAULT,
         cache: CachePolicy | None = None,
     ) -> None:
-        self.role = role
+        self.role: Role = role
         self.limits = limits
         #: Makes what this side sends valid at the peer's version.
         self.wire = Wire(local, cache)
@@ -121,7 +108,7 @@ class Connection:
         self.capabilities = capabilities
         self.instructions = instructions
         self.state_key = state_key
-        self.state = State.NEW
+        self._state = State.NEW
         self.version: VersionInfo | None = None
         self.peer_info: dict[str, Any] = {}
         self.peer_capabilities: dict[str, Any] = {}
@@ -138,8 +125,26 @@ class Connection:
         self.modern = ModernRequests(self)
 
     @property
-    def peer(self) -> str:
+    def state(self) -> State:
+        """Where the connection is in its lifecycle (``runtime.lifecycle``)."""
+        return self._state
+
+    @property
+    def peer(self) -> Role:
         return "client" if self.role == "server" else "server"
+
+    def _advance(self, trigger: Trigger) -> bool:
+        """Move to the state ``trigger`` leads to (``runtime.lifecycle``); False when it
+        leads nowhere from here, the state unchanged."""
+        state = next_state(self.role, self._state, trigger)
+        if state is None:
+            return False
+        self._state = state
+        return True
+
+    def close(self) -> None:
+        """The transport ended: nothing more comes in or goes out."""
+        self._advance("closed")
 
     # -- incoming ---------------------------------------------------------------------------
 
@@ -157,7 +162,7 @@ class Connection:
         transport looks at the messages first, to route their answers)."""
         messages, is_batch = parsed
         if is_batch and not (self.version is not None and self.version.batching):
-            return _refused_batch("batches are not supported by this protocol version")
+            return refused_batch("batches are not supported by this protocol version")
         batch = None
         events: list[Event] = []
         if is_batch:
@@ -165,7 +170,7 @@ class Connection:
             batch = self._next_batch
             expected = sum(isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
-                return _refused_batch("initialize must not be part of a batch")
+                return refused_batch("initialize must not be part of a batch")
             events.append(BatchOpened(batch, expected))
         for message in messages:
             events += self._dispatch(message, batch, http)
@@ -229,14 +234,14 @@ class Connection:
         if self.role == "server" and m.method == "initialize":
             return self._initialize(m)
         version = self.version
-        if version is None or self.state is State.NEW:
+        if version is None or not answers_before_ready(self.state, m.method):
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
         spec, local = self.route(version, m.method)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
         params = self.incoming(m.params, spec, local, version)
-        meta = getattr(params, "meta", UNSET)
-        return [IncomingRequest(m.id, local, params, meta if isinstance(meta, dict) else {}, batch)]
+        meta = as_object(getattr(params, "meta", None)) or {}
+        return [IncomingRequest(m.id, local, params, meta, batch)]
 
     def incoming(
         self,
@@ -251,16 +256,12 @@ class Connection:
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
-        session_meta = (lambda: self._session_meta(version)) if converts_session else None
-        return incoming_params(raw, spec, version, local, self.local, session_meta)
-
-    def _session_meta(self, version: VersionInfo) -> dict[str, Any]:
-        """What a legacy session knows, in the shape of modern per-request ``_meta``."""
-        return {
-            "io.modelcontextprotocol/protocolVersion": version.version,
-            "io.modelcontextprotocol/clientCapabilities": self.peer_capabilities,
-            "io.modelcontextprotocol/clientInfo": self.peer_info,
-        }
+        session = (
+            (lambda: session_meta(version, self.peer_capabilities, self.peer_info))
+            if converts_session
+            else None
+        )
+        return incoming_params(raw, spec, version, local, self.local, session)
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:
@@ -270,22 +271,24 @@ class Connection:
         return jsonrpc.encode_result(m.id, {})
 
     def _initialize(self, m: jsonrpc.Request) -> list[Event]:
-        if self.state is not State.NEW:
+        if next_state(self.role, self.state, "initialize received") is None:
             raise McpError(INVALID_REQUEST, "Invalid request: initialize was already received")
         chosen, params = read_initialize(m.params, self.versions)
         self.version = version = self.versions[chosen]
         self.peer_info, self.peer_capabilities = params.clientInfo, params.capabilities
-        self.state = State.INITIALIZING
+        self._advance("initialize received")
         result = initialize_result(
-            chosen, self.capabilities_for(version), self.info_for(version), self.instructions
+            chosen,
+            capabilities_for(self.capabilities, self.role, version),
+            info_for(self.info, version),
+            self.instructions,
         )
         return [Send(jsonrpc.encode_result(m.id, result), None, m.id), Negotiated(chosen)]
 
     def _on_notification(self, m: jsonrpc.Notification) -> list[Event]:
         try:
             if m.method == "notifications/initialized":
-                if self.role == "server" and self.state is State.INITIALIZING:
-                    self.state = State.READY
+                self._advance("initialized received")
                 return []
             if m.method == "notifications/cancelled":
                 return read_cancel(m.params)
@@ -335,7 +338,7 @@ class Connection:
         self._offered = offered
         self._init_id = self._new_id()
         self._pending[self._init_id] = _Pending("initialize", None, None)
-        self.state = State.INITIALIZING
+        self._advance("initialize sent")
         return initialize_request(self._init_id, offered, self.capabilities, self.info)
 
     def _on_initialize_result(self, m: jsonrpc.Response) -> list[Event]:
@@ -346,12 +349,19 @@ class Connection:
         self.version = self.versions[version]
         self.peer_info, self.peer_capabilities = result.serverInfo, result.capabilities
         self.instructions = result.instructions or None
-        self.state = State.READY
+        self._advance("initialize answered")
         return [
             Answer(m.id, result),
             Send(jsonrpc.encode_notification("notifications/initialized"), final=False),
             Negotiated(version),
         ]
+
+    def discovered(self, version: VersionInfo, result: dict[str, Any]) -> None:
+        """A modern client learned the server's ``version`` from its ``server/discover``
+        ``result`` (plain JSON): its capabilities, info and instructions."""
+        self.version = version
+        self.peer_capabilities, self.peer_info, self.instructions = read_discovered(result)
+        self._advance("discovered")
 
     # -- outgoing -----------------------------------------------------------------------------
 
@@ -435,13 +445,3 @@ class Connection:
 
     def log_allowed(self, level: str) -> bool:
         return self.log_level is None or level_at_least(level, self.log_level)
-
-    # -- what this side advertises, per version ----------------------------------------------
-
-    def capabilities_for(self, version: VersionInfo) -> dict[str, Any]:
-        """Our capabilities, keeping only those the version's schema knows."""
-        return capabilities_for(self.capabilities, self.role, version)
-
-    def info_for(self, version: VersionInfo) -> dict[str, Any]:
-        """Our implementation info, keeping only fields the version's schema knows."""
-        return info_for(self.info, version)

@@ -26,7 +26,7 @@ import importlib
 import typing
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Literal, NamedTuple, TypeGuard
+from typing import Any, Literal, NamedTuple, TypeGuard, cast
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -36,7 +36,9 @@ from .connection import Connection
 from .errors import McpError
 from .events import IncomingRequest, Inputs
 from .jsonrpc import RequestId
-from .negotiation import MethodSpec, package_of
+from .contracts import MethodSpec
+from .negotiation import package_of
+from .plain import as_object
 
 #: Methods the general path answers itself (no params handler behind them).
 _GENERAL = frozenset({"server/discover", "subscriptions/listen"})
@@ -99,7 +101,7 @@ class DirectLane:
             if seen is None:
                 return None
             meta = meta_type.__new__(meta_type)
-            dict.update(meta, seen[0])
+            dict[str, Any].update(meta, seen[0])
             peer = seen[1]
             fields = msgspec.structs.asdict(params)
             fields["meta"] = meta
@@ -123,10 +125,11 @@ class DirectLane:
 
     def _usable(self, meta: Any) -> TypeGuard[dict[str, Any]]:
         """A modern request's ``_meta`` names this lane's version and the capabilities."""
+        found = as_object(meta)
         return (
-            isinstance(meta, dict)
-            and meta.get(modern.PROTOCOL_VERSION) == self.version
-            and modern.CLIENT_CAPABILITIES in meta
+            found is not None
+            and found.get(modern.PROTOCOL_VERSION) == self.version
+            and modern.CLIENT_CAPABILITIES in found
         )
 
     def _meta(self, text: bytes, known: _Reader) -> tuple[Any, modern.Peer] | None:
@@ -216,7 +219,7 @@ def _open_type(annotation: Any) -> Any:
     """The open-object class a params ``_meta`` field holds (``T | UnsetType``), or None."""
     members = [a for a in typing.get_args(annotation) if a is not UnsetType] or [annotation]
     if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], dict):
-        return members[0]
+        return cast(Any, members[0])
     return None
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .negotiation import VersionInfo
+from .plain import JSONObject, as_array, as_object, objects
 
 METHOD = "elicitation/create"
 
@@ -21,18 +22,20 @@ METHOD = "elicitation/create"
 Restore = Callable[[Any], Any]
 
 
-def _options(items: Any) -> tuple[list[str], list[str] | None]:
+def _options(value: object) -> tuple[list[str], list[str] | None]:
     """The values of a multi-select's items, and their titles (None when untitled)."""
-    if not isinstance(items, dict):
+    items = as_object(value)
+    if items is None:
         return [], None
-    if isinstance(items.get("enum"), list):
-        return [str(v) for v in items["enum"]], None
-    choices = [c for c in items.get("anyOf") or items.get("oneOf") or [] if isinstance(c, dict)]
+    enum = as_array(items.get("enum"))
+    if enum is not None:
+        return [str(v) for v in enum], None
+    choices = objects(items.get("anyOf") or items.get("oneOf"))
     return [str(c.get("const", "")) for c in choices], [str(c.get("title", "")) for c in choices]
 
 
-def _described(field: dict[str, Any], extra: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "string"}
+def _described(field: JSONObject, extra: str) -> JSONObject:
+    out: JSONObject = {"type": "string"}
     if isinstance(field.get("title"), str):
         out["title"] = field["title"]
     text = field.get("description")
@@ -42,7 +45,7 @@ def _described(field: dict[str, Any], extra: str) -> dict[str, Any]:
 
 def _single_from_titled(field: dict[str, Any]) -> dict[str, Any]:
     """A titled single select (``oneOf`` const/title) as ``enum`` plus ``enumNames``."""
-    choices = [c for c in field.get("oneOf") or [] if isinstance(c, dict)]
+    choices = objects(field.get("oneOf"))
     out = {k: v for k, v in field.items() if k in ("title", "description")}
     out["type"] = "string"
     out["enum"] = [str(c.get("const", "")) for c in choices]
@@ -71,14 +74,16 @@ def downgrade(params: Any, version: VersionInfo) -> tuple[Any, Restore | None]:
     types = version.binding.types
     multi = hasattr(types, "MultiSelectEnumSchema")
     titled = hasattr(types, "TitledSingleSelectEnumSchema")
-    schema = params.get("requestedSchema") if isinstance(params, dict) else None
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if (multi and titled) or not isinstance(properties, dict):
+    request = as_object(params)
+    schema = as_object(request.get("requestedSchema")) if request is not None else None
+    properties = as_object(schema.get("properties")) if schema is not None else None
+    if (multi and titled) or properties is None:
         return params, None
     lists: list[str] = []
     singles: list[str] = []
-    for name, field in list(properties.items()):
-        if not isinstance(field, dict):
+    for name, value in list(properties.items()):
+        field = as_object(value)
+        if field is None:
             continue
         if not multi and field.get("type") == "array":
             properties[name] = _multi_as_text(field)
@@ -93,8 +98,8 @@ def downgrade(params: Any, version: VersionInfo) -> tuple[Any, Restore | None]:
 def _restore(answer: Any, lists: list[str], singles: list[str]) -> Any:
     """Multi-select answers back as lists: a text field split at commas, a single select
     as a list of one."""
-    content = answer.get("content") if isinstance(answer, dict) else None
-    if not isinstance(content, dict):
+    content = as_object((as_object(answer) or {}).get("content"))
+    if content is None:
         return answer
     for name in lists:
         value = content.get(name)

@@ -7,10 +7,11 @@ from typing import Any
 
 import msgspec
 
-from .errors import McpError, NegotiationError
+from . import jsonrpc
+from .errors import INVALID_REQUEST, McpError, NegotiationError
 from .jsonrpc import RequestId
 from .modern import Peer
-from .negotiation import MethodSpec
+from .contracts import MethodSpec
 
 
 class Send(msgspec.Struct, frozen=True):
@@ -181,3 +182,9 @@ def read_progress(params: msgspec.Raw | None) -> Progress:
     when its params are malformed."""
     q = msgspec.json.decode(params or b"{}", type=_ProgressParams)
     return Progress(q.progressToken, q.progress, q.total, q.message)
+
+
+def refused_batch(why: str) -> list[Event]:
+    """A whole batch refused (HTTP 400), with no id to answer."""
+    error = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid request: {why}")
+    return [Send(error, status=400)]

@@ -9,11 +9,12 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from . import jsonrpc
+from . import jsonrpc, modern
 from .errors import UNSUPPORTED_PROTOCOL_VERSION, McpError, NegotiationError
 from .jsonrpc import RequestId
 from .negotiation import Versions, accept_answer, answer_initialize
 from .params import validation_error
+from .plain import as_object
 
 
 class InitializeParams(msgspec.Struct):
@@ -82,3 +83,13 @@ def read_initialize_result(
     except msgspec.ValidationError as exc:
         raise NegotiationError(f"invalid initialize result: {exc}") from None
     return accept_answer(result.protocolVersion, offered), result
+
+
+def read_discovered(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+    """A modern server's capabilities, implementation info and instructions, from its
+    ``server/discover`` result (plain JSON; what is malformed is left out)."""
+    capabilities = as_object(result.get("capabilities")) or {}
+    meta = as_object(result.get("_meta")) or {}
+    info = as_object(meta.get(modern.SERVER_INFO)) or {}
+    instructions = result.get("instructions")
+    return capabilities, info, instructions if isinstance(instructions, str) else None

@@ -24,6 +24,7 @@ from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND
 from .jsonrpc import RequestId
 from .limits import CLIENT, Limits
 from .modern import NAME_FIELDS, PROTOCOL_VERSION, encode_header_value
+from .plain import as_object
 
 log = logging.getLogger("mcpgen.runtime.http_client_transport")
 
@@ -74,7 +75,7 @@ class _SseParser:
         self.buffer += chunk
         if len(self.buffer) > self.limit:
             raise TooLarge(f"an SSE line over {self.limit} characters")
-        events = []
+        events: list[str] = []
         while "\n" in self.buffer:
             line, self.buffer = self.buffer.split("\n", 1)
             line = line.rstrip("\r")
@@ -167,7 +168,7 @@ class HttpClientTransport:
             if isinstance(value, str):
                 headers["Mcp-Name"] = encode_header_value(value)
             if out.method == "tools/call" and self.param_headers and isinstance(params.name, str):
-                arguments = params.arguments if isinstance(params.arguments, dict) else {}
+                arguments = as_object(params.arguments) or {}
                 headers.update(self.param_headers(params.name, arguments))
         return headers
 

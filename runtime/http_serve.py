@@ -262,7 +262,7 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
 
         def _watch_headers(self) -> None:
             cycle = self.cycle
-            responding = cycle is not None and not cycle.response_complete
+            responding = bool(cycle) and not cycle.response_complete
             if self.reading_headers and not responding:
                 self.header_deadline.start(self.transport)
 

@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
 from .limits import DEFAULT
+from .plain import as_object
 
 RequestId = Union[str, int]
 
@@ -98,13 +99,10 @@ def _classify(env: _Envelope) -> Message:
     if env.result is not UNSET and env.error is UNSET and rid is not None:
         return Response(rid, env.result)
     if env.error is not UNSET and env.result is UNSET:
-        error = env.error
-        if (
-            isinstance(error, dict)
-            and isinstance(error.get("code"), int)
-            and isinstance(error.get("message"), str)
-        ):
-            return ErrorResponse(rid, error["code"], error["message"], error.get("data", UNSET))
+        error = as_object(env.error) or {}
+        code, text = error.get("code"), error.get("message")
+        if isinstance(code, int) and isinstance(text, str):
+            return ErrorResponse(rid, code, text, error.get("data", UNSET))
     return Invalid(rid, INVALID_REQUEST, "Invalid request: not a request, notification or response")
 
 

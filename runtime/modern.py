@@ -127,7 +127,7 @@ class HttpHeaders(msgspec.Struct, frozen=True):
     protocol_version: str | None = None
     method: str | None = None
     name: str | None = None
-    params: Mapping[str, str] = msgspec.field(default_factory=dict)
+    params: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
 
 
 def decode_header_value(value: str) -> str:

@@ -22,7 +22,9 @@ from .errors import (
     McpError,
 )
 from .events import Event, IncomingRequest, Inputs, Listen, Send
+from .advertised import capabilities_for, info_for
 from .negotiation import VersionInfo, has_capability
+from .plain import as_object
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -117,13 +119,11 @@ class ModernRequests:
             return [Send(jsonrpc.encode_result(m.id, self.discover(version)), batch, m.id)]
         spec, local = self.conn.route(version, m.method)
         params = self.conn.incoming(m.params, spec, local, version)
-        meta_map = getattr(params, "meta", UNSET)
-        if not isinstance(meta_map, dict):  # open objects are dicts
-            meta_map = {}
+        meta_map = as_object(getattr(params, "meta", None)) or {}  # open objects are dicts
         peer = modern.Peer(version, meta_map)
         if m.method == "subscriptions/listen":
-            notifications = msgspec.to_builtins(getattr(params, "notifications", {})) or {}
-            return [Listen(m.id, notifications, peer)]
+            notifications = as_object(msgspec.to_builtins(getattr(params, "notifications", {})))
+            return [Listen(m.id, notifications or {}, peer)]
         inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
         return [
             IncomingRequest(
@@ -149,13 +149,14 @@ class ModernRequests:
                 raise StateError("not a string")
             inputs.answers.update(self.signer.verify(p.requestState, m.method, inputs.digest))
         if p.inputResponses is not UNSET and p.inputResponses is not None:
-            if not isinstance(p.inputResponses, dict):
+            answers = as_object(p.inputResponses)
+            if answers is None:
                 raise McpError(
                     INVALID_PARAMS,
                     "Invalid params: inputResponses must be an object",
                     {"path": "$.params.inputResponses"},
                 )
-            inputs.answers.update(p.inputResponses)
+            inputs.answers.update(answers)
         return inputs
 
     def input_required(self, request: IncomingRequest, asked: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,10 +175,10 @@ class ModernRequests:
         result: dict[str, Any] = {
             "resultType": "complete",
             "supportedVersions": list(self.conn.versions.of_era("modern")),
-            "capabilities": self.conn.capabilities_for(version),
+            "capabilities": capabilities_for(self.conn.capabilities, "server", version),
             "ttlMs": hint.ttl_ms,
             "cacheScope": hint.scope,
-            "_meta": {modern.SERVER_INFO: self.conn.info_for(version)},
+            "_meta": {modern.SERVER_INFO: info_for(self.conn.info, version)},
         }
         if self.conn.instructions is not None:
             result["instructions"] = self.conn.instructions

@@ -8,45 +8,36 @@ the sibling versions of the same generated package.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-import msgspec
 from typing import Any
 
+import msgspec
+
+from .contracts import Binding, MethodRow, MethodSpec
+from .lifecycle import RUNTIME_METHODS
+from .plain import as_object, member
 from .errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, McpError, NegotiationError
 
-Binding = Any  # the generated ``_support.Binding`` (a NamedTuple); duck-typed here
-MethodSpec = Any
+log = logging.getLogger("mcpgen.runtime")
 
 
 class EraRules(msgspec.Struct, frozen=True, kw_only=True):
-    """How a connection behaves in one era of the protocol."""
+    """How a connection behaves in one era of the protocol (the handshake itself, and what
+    may come before it, is ``runtime.lifecycle``'s)."""
 
-    #: ``initialize`` / ``notifications/initialized`` precede everything else.
-    handshake: bool
-    #: Requests a server answers before the handshake completes.
-    before_ready: frozenset[str]
-    #: The server may send JSON-RPC requests (sampling, roots, elicitation) to the client.
-    server_requests: bool
     #: Results carry ``resultType``; the client's identity and capabilities ride in each
     #: request's ``_meta`` rather than in session state.
     stateless: bool
     #: Error codes this era renames (e.g. modern peers get INVALID_PARAMS, never -32002).
-    error_codes: Mapping[int, int] = msgspec.field(default_factory=dict)
+    error_codes: Mapping[int, int] = msgspec.field(default_factory=dict[int, int])
     #: Key every result of this era carries (dropped when a result goes to another era).
     result_type_key: str | None = None
 
 
 ERAS: Mapping[str, EraRules] = {
-    "legacy": EraRules(
-        handshake=True,
-        before_ready=frozenset({"initialize", "ping"}),
-        server_requests=True,
-        stateless=False,
-    ),
+    "legacy": EraRules(stateless=False),
     "modern": EraRules(
-        handshake=False,
-        before_ready=frozenset(),
-        server_requests=False,
         stateless=True,
         error_codes={-32002: -32602},
         result_type_key="resultType",
@@ -62,7 +53,9 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
     #: (sender, method) → spec, for wire messages.
     table: Mapping[tuple[str, str], MethodSpec]
     #: The same, also counting 2026 input requests (which travel inside results).
-    typed: Mapping[tuple[str, str], MethodSpec] = msgspec.field(default_factory=dict)
+    typed: Mapping[tuple[str, str], MethodSpec] = msgspec.field(
+        default_factory=dict[tuple[str, str], MethodSpec]
+    )
     #: Version allows JSON-RPC batches (its schema defines a batch request).
     batching: bool = False
 
@@ -84,6 +77,13 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, binding: Binding) -> VersionInfo:
+        unserved = sorted(binding.runtime_methods - RUNTIME_METHODS.keys())
+        if unserved:
+            log.warning(
+                "protocol %s leaves %s to the runtime, which does not answer them",
+                binding.version,
+                ", ".join(unserved),
+            )
         table = {(m.direction, m.name): m for m in binding.methods if m.channel == "wire"}
         typed = {(m.direction, m.name): m for m in binding.methods}
         return cls(
@@ -97,10 +97,6 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 def package_of(binding: Binding) -> str:
     return binding.types.__name__.rsplit(".", 2)[0]
-
-
-#: (sender, kind, channel, name, handler, capability) — a version's ``METHOD_INDEX`` row.
-MethodRow = tuple[str, str, str, str, str, "tuple[str, ...] | None"]
 
 
 class Versions:
@@ -178,7 +174,7 @@ class Versions:
         found = self._has.get(key)
         if found is None:
             found = self._has[key] = any(
-                row[0] == sender and row[2] == "wire" and row[3] == method
+                row.sender == sender and row.channel == "wire" and row.name == method
                 for v in self.of_era(era)
                 for row in self.rows(v)
             )
@@ -221,9 +217,9 @@ def has_capability(capabilities: Mapping[str, Any], path: Sequence[str] | None) 
         return True
     node: Any = capabilities
     for part in path:
-        if not isinstance(node, Mapping) or part not in node:
+        if part not in (as_object(node) or ()):
             return False
-        node = node[part]
+        node = member(node, part)
     return node is not False and node is not None
 
 

@@ -17,7 +17,9 @@ from typing import Any
 import msgspec
 
 from .errors import INVALID_PARAMS, McpError
-from .negotiation import MethodSpec, VersionInfo
+from .contracts import MethodSpec
+from .negotiation import VersionInfo
+from .plain import as_object
 from .wire import Restore
 
 log = logging.getLogger("mcpgen.runtime")
@@ -77,8 +79,9 @@ def incoming_params(
             log.debug("accepted %s params valid only in %s", spec.name, local_version.version)
             return value
         raise
-    if session_meta is not None and isinstance(plain, dict):
-        plain["_meta"] = {**session_meta(), **(plain.get("_meta") or {})}
+    obj = as_object(plain)
+    if session_meta is not None and obj is not None:
+        obj["_meta"] = {**session_meta(), **(as_object(obj.get("_meta")) or {})}
     try:
         return local_version.binding.types.convert(plain, local.params)
     except msgspec.ValidationError as exc:

@@ -11,13 +11,14 @@ messages (``str``, ``(role, content)`` pairs, content helpers or the version's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
+from .plain import listed
 from .schemas import Signature, call
 
 
@@ -45,7 +46,7 @@ class RegisteredPrompt:
         self.signature = Signature.of(fn, f"{self.name}_arguments", doc, context_type)
         properties = self.signature.schema.get("properties", {})
         required = set(self.signature.schema.get("required", ()))
-        arguments = []
+        arguments: list[dict[str, Any]] = []
         for argument in self.signature.params:
             entry: dict[str, Any] = {"name": argument, "required": argument in required}
             described = properties.get(argument, {}).get("description")
@@ -81,7 +82,7 @@ class RegisteredPrompt:
         types = self.types
         if isinstance(value, types.GetPromptResult):
             return value
-        items = value if isinstance(value, list) else [value]
+        items = listed(value)
         return types.GetPromptResult(messages=[self._message(item) for item in items])
 
     def _message(self, item: Any) -> Any:
@@ -89,8 +90,9 @@ class RegisteredPrompt:
         if isinstance(item, types.PromptMessage):
             return item
         role = "user"
-        if isinstance(item, tuple) and len(item) == 2:
-            role, item = item
+        pair = cast("tuple[Any, ...]", item) if isinstance(item, tuple) else ()
+        if len(pair) == 2:
+            role, item = pair
         return types.PromptMessage(role=role, content=self._content(item))
 
     def _content(self, item: Any) -> Any:

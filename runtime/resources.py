@@ -18,6 +18,7 @@ import msgspec
 from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
+from .plain import listed
 from .schemas import Signature, call
 from .uritemplate import UriTemplate
 
@@ -84,7 +85,7 @@ class _Readable:
         types = self.types
         if isinstance(value, types.ReadResourceResult):
             return value
-        items = value if isinstance(value, list) else [value]
+        items = listed(value)
         return types.convert(
             {"contents": [self._one(uri, item) for item in items]}, types.ReadResourceResult
         )

@@ -140,7 +140,7 @@ class Signature:
         try:
             args = msgspec.convert(given, self.args_type, strict=strict)
         except msgspec.ValidationError:
-            if self.rest and isinstance(given, Mapping):
+            if self.rest:
                 raise self._named(given, strict) from None
             raise
         # The Struct's fields are the parameters, by name: asdict is their keyword arguments.
@@ -180,7 +180,7 @@ async def call(fn: Callable[..., Any], kwargs: Mapping[str, Any], blocking: bool
 def awaitable(value: Any) -> bool:
     """``inspect.isawaitable``, without asking an ABC (slow) of the plain values that sync
     functions return most."""
-    kind = type(value)
+    kind: type[Any] = value.__class__
     return kind is CoroutineType or (kind not in _PLAIN and inspect.isawaitable(value))
 
 

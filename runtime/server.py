@@ -12,6 +12,7 @@ import msgspec
 from . import connection as c
 from .errors import METHOD_NOT_FOUND, McpError
 from .limits import DEFAULT, Limits
+from .contracts import Binding
 from .negotiation import Versions
 from .request_scope import RequestScope
 from .session import RESOURCE_UPDATES, Session, Transport
@@ -22,8 +23,8 @@ log = logging.getLogger("mcpgen.runtime")
 
 #: Requests that (un)subscribe a legacy session to one resource's updates, once answered.
 SUBSCRIBING: dict[str, Callable[[set[str], str], None]] = {
-    "resources/subscribe": set.add,
-    "resources/unsubscribe": set.discard,
+    "resources/subscribe": set[str].add,
+    "resources/unsubscribe": set[str].discard,
 }
 #: What changed → the notification announcing it and the listen filter that asks for it.
 CHANGES = {
@@ -65,10 +66,11 @@ def derive_capabilities(
     ``sender``) in any of the versions served whose handler is implemented turns its
     capability on."""
     caps: dict[str, Any] = {}
-    for row_sender, kind, _, _, handler, capability in versions.all_rows():
-        if kind != "request" or row_sender != sender or not capability:
+    for row in versions.all_rows():
+        capability = row.capability
+        if row.kind != "request" or row.sender != sender or not capability:
             continue
-        if not implemented(handlers, handler):
+        if not implemented(handlers, row.handler):
             continue
         leaf: Any = {} if len(capability) == 1 else True
         if len(capability) > 1 and capability[0] == "tasks":
@@ -122,10 +124,11 @@ class Server:
         self.cache = cache or CachePolicy()
         env_key = os.environ.get("MCPGEN_STATE_KEY")
         self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
-        binding = type(handlers).__binding__
+        handlers_type: type[Any] = handlers.__class__
+        binding: Binding = handlers_type.__binding__
         self.versions = Versions.around(binding, versions)
         self.local = self.versions.local
-        self.context_class = getattr(type(handlers), "__context__", None)
+        self.context_class = getattr(handlers_type, "__context__", None)
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
@@ -139,9 +142,9 @@ class Server:
         self.capabilities = caps
         #: Handler name → bound method, for every method the handlers implement.
         self.implemented = {
-            row[4]: getattr(handlers, row[4])
+            row.handler: getattr(handlers, row.handler)
             for row in self.versions.all_rows()
-            if row[0] == "client" and implemented(handlers, row[4])
+            if row.sender == "client" and implemented(handlers, row.handler)
         }
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).

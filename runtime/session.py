@@ -25,6 +25,7 @@ from .errors import (
     McpError,
 )
 from .jsonrpc import Parsed, RequestId, parse
+from .lifecycle import State
 from .modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 from .request_scope import RequestScope
 
@@ -168,7 +169,7 @@ class Session:
 
     def _shutdown(self) -> None:
         self._closed = True
-        self.conn.state = c.State.CLOSED
+        self.conn.close()
         for task, _ in list(self._handlers.values()):
             task.cancel()
         self._fail_waiting()
@@ -230,7 +231,7 @@ class Session:
         elif isinstance(event, ev.Negotiated):
             if not self.negotiated.done():
                 self.negotiated.set_result(event.version)
-        elif isinstance(event, ev.Refused):
+        else:  # Refused
             if not self.negotiated.done():
                 self.negotiated.set_exception(event.error)
 
@@ -400,7 +401,7 @@ class Session:
         """A change notification: to a legacy session directly (a resource's update only
         when the session subscribed to that URI), to each modern listen stream whose filter
         asked for ``wanted`` (tagged with its subscription id)."""
-        if self.conn.version is not None and self.conn.state is c.State.READY:
+        if self.conn.version is not None and self.conn.state is State.READY:
             uri = params.get("uri") if wanted == RESOURCE_UPDATES else None
             if uri is None or uri in self.subscriptions:
                 await self.notify(method, params)

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from .errors import INVALID_PARAMS, McpError
+from .plain import as_object
 
 
 class StateError(McpError):
@@ -70,8 +71,7 @@ class StateSigner:
             raise StateError("issued for another request")
         if data.get("x", 0) < time.time():
             raise StateError("expired")
-        answers = data.get("a")
-        return answers if isinstance(answers, dict) else {}
+        return as_object(data.get("a")) or {}
 
 
 def _b64(data: bytes) -> str:
@@ -85,8 +85,9 @@ def _unb64(text: str) -> bytes:
 def params_digest(params: msgspec.Raw | None) -> str:
     """A digest of the params that identify a request, leaving out what changes between
     rounds (``_meta``, ``inputResponses``, ``requestState``)."""
-    plain = msgspec.json.decode(params or b"{}")
-    if isinstance(plain, dict):
+    plain: Any = msgspec.json.decode(params or b"{}")
+    obj = as_object(plain)
+    if obj is not None:
         for volatile in ("_meta", "inputResponses", "requestState"):
-            plain.pop(volatile, None)
+            obj.pop(volatile, None)
     return hashlib.sha256(msgspec.json.encode(plain, order="sorted")).hexdigest()[:32]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from .client import ClientSession, Mode
@@ -42,7 +42,7 @@ async def connect(
     mode: Mode = "auto",
     handlers: Any = None,
     **options: Any,
-) -> AsyncIterator[Any]:
+) -> AsyncGenerator[Any, None]:
     """A typed client connected to ``server`` (options go to :class:`ClientSession`)."""
     client_class = client_class or client_class_of(server)
     client_end, server_end = memory_pair()

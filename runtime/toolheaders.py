@@ -20,6 +20,7 @@ import msgspec
 
 from .errors import HEADER_MISMATCH, McpError
 from .modern import decode_header_value, encode_header_value
+from .plain import as_array, as_object, member
 
 log = logging.getLogger("mcpgen.runtime")
 
@@ -43,12 +44,14 @@ def header_annotations(schema: Any) -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     seen: set[str] = set()
 
-    def walk(node: Any, path: Path, via_properties: bool) -> None:
-        if isinstance(node, list):
-            for item in node:
+    def walk(value: object, path: Path, via_properties: bool) -> None:
+        items = as_array(value)
+        if items is not None:
+            for item in items:
                 walk(item, path, False)
             return
-        if not isinstance(node, Mapping):
+        node = as_object(value)
+        if node is None:
             return
         if _KEY in node:
             name = node[_KEY]
@@ -64,12 +67,13 @@ def header_annotations(schema: Any) -> list[tuple[str, Path]]:
                 raise InvalidAnnotation(f"{_KEY} {name!r} on a {node.get('type')!r} property")
             seen.add(name.lower())
             found.append((name, path))
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, Mapping):
-                for prop, sub in value.items():
-                    walk(sub, (*path, str(prop)), via_properties)
+        for key, sub in node.items():
+            properties = as_object(sub) if key == "properties" else None
+            if properties is not None:
+                for prop, schema in properties.items():
+                    walk(schema, (*path, prop), via_properties)
             elif key != _KEY:
-                walk(value, path, False)
+                walk(sub, path, False)
 
     walk(schema, (), True)
     return found
@@ -84,10 +88,10 @@ class ToolHeaders:
     def remember(self, result: Any, drop_invalid: bool) -> None:
         """Record the annotations of a ``tools/list`` result; drop tools with invalid ones
         (over HTTP) from the result itself."""
-        tools = getattr(result, "tools", None)
-        if not isinstance(tools, list):
+        tools = as_array(getattr(result, "tools", None))
+        if tools is None:
             return
-        kept = []
+        kept: list[Any] = []
         for tool in tools:
             schema = msgspec.to_builtins(getattr(tool, "input_schema", None))
             try:
@@ -121,10 +125,10 @@ async def tool_pages(fetch: Callable[[str | None], Awaitable[Any]]) -> AsyncIter
             return
 
 
-def _argument(arguments: Any, path: Path) -> Any:
-    value = arguments
+def _argument(arguments: Mapping[str, Any], path: Path) -> Any:
+    value: Any = arguments
     for part in path:
-        value = value.get(part) if isinstance(value, Mapping) else None
+        value = member(value, part)
     return value
 
 

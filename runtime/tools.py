@@ -23,6 +23,7 @@ from . import content as helpers
 from .docstrings import parse
 from .errors import INVALID_PARAMS, McpError
 from .modern import InputRequired
+from .plain import as_array, listed
 from .schemas import Signature, awaitable, call, object_schema
 
 log = logging.getLogger("mcpgen.runtime.app")
@@ -203,8 +204,8 @@ class RegisteredTool:
         types = self.types
         if isinstance(value, types.CallToolResult):
             return value
-        items = value if isinstance(value, list) else [value]
-        blocks = []
+        items = listed(value)
+        blocks: list[Any] = []
         for item in items:
             if isinstance(item, str):
                 blocks.append(types.TextContent(text=item))
@@ -223,7 +224,7 @@ def _kind_of(value: Any, types: Any) -> str:
     if isinstance(value, str):
         return "text"
     if _is_content(type(value), types) or (
-        isinstance(value, list) and value and all(_is_content(type(v), types) for v in value)
+        bool(listed := as_array(value)) and all(_is_content(type(v), types) for v in listed or ())
     ):
         return "content"
     return "json"

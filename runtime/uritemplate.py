@@ -127,7 +127,8 @@ def _expand(expression: Expression, values: Mapping[str, Value]) -> str:
                 (encode(k, op.allow_reserved), encode(v, op.allow_reserved))
                 for k, v in value.items()
             ]
-        elif isinstance(value, Sequence):
+        # Callers are not all type-checked: say what is wrong with any other value.
+        elif isinstance(value, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
             pairs = [(encode(item, op.allow_reserved), None) for item in value]
         else:
             raise TypeError(f"variable {spec.name!r}: {type(value).__name__} is not a value")
@@ -181,7 +182,7 @@ class _Region:
     first: str  # its first expression's prefix: the one that ends what comes before
     seps: str  # the characters between its parameters (named kinds)
     group: str = ""  # the name of its regex group
-    by_name: dict[str, VarSpec] = field(default_factory=dict)
+    by_name: dict[str, VarSpec] = field(default_factory=dict[str, VarSpec])
 
     def read(self, text: str, out: dict[str, str | list[str]]) -> bool:
         """Put the variables of ``text`` into ``out``; False when they cannot be read."""

@@ -30,6 +30,7 @@ from msgspec import UNSET
 from . import elicitation
 from .errors import INTERNAL_ERROR, McpError
 from .negotiation import VersionInfo
+from .plain import as_array, as_object
 
 log = logging.getLogger("mcpgen.runtime")
 
@@ -51,7 +52,7 @@ class CachePolicy(msgspec.Struct, frozen=True):
     The default caches nothing and shares nothing (``ttlMs`` 0, ``private``)."""
 
     default: CacheHint = CacheHint()
-    methods: Mapping[str, CacheHint] = msgspec.field(default_factory=dict)
+    methods: Mapping[str, CacheHint] = msgspec.field(default_factory=dict[str, CacheHint])
 
     def hint(self, method: str) -> CacheHint:
         return self.methods.get(method, self.default)
@@ -69,7 +70,7 @@ FILLED: Mapping[str, Callable[[CacheHint], Any]] = {
 
 def _fill_plan(cls: type) -> tuple[tuple[str, str], ...]:
     """(attribute, wire name) of the ``FILLED`` fields a result type declares."""
-    if not (isinstance(cls, type) and issubclass(cls, msgspec.Struct)):
+    if not issubclass(cls, msgspec.Struct):
         return ()
     fields = zip(cls.__struct_fields__, cls.__struct_encode_fields__)
     return tuple((name, wire) for name, wire in fields if wire in FILLED)
@@ -98,10 +99,11 @@ def _as_text(node: dict[str, Any], version: VersionInfo) -> dict[str, Any] | Non
     text: an embedded text resource keeps its text)."""
     kind = node.get("type")
     if kind == "resource":
-        resource = node.get("resource") or {}
+        resource = as_object(node.get("resource")) or {}
         uri = resource.get("uri", "")
-        if isinstance(resource.get("text"), str):
-            return {"type": "text", "text": resource["text"]}
+        text = resource.get("text")
+        if isinstance(text, str):
+            return {"type": "text", "text": text}
         what = f"resource {uri} ({resource.get('mimeType', 'binary')})"
     elif kind == "resource_link":
         what = f"resource link {node.get('uri', '')} ({node.get('name', '')})"
@@ -153,12 +155,13 @@ def _candidates(root: Any, path: list[str | int | None]) -> list[tuple[Any, Any]
     for segment in path:
         step: list[tuple[Any, Any]] = []
         for node in current:
-            if segment is None and isinstance(node, dict):
-                step += [(node, key) for key in node]
-            elif isinstance(segment, int) and isinstance(node, list) and segment < len(node):
-                step.append((node, segment))
-            elif isinstance(segment, str) and isinstance(node, dict) and segment in node:
-                step.append((node, segment))
+            obj, array = as_object(node), as_array(node)
+            if segment is None and obj is not None:
+                step += [(obj, key) for key in obj]
+            elif isinstance(segment, int) and array is not None and segment < len(array):
+                step.append((array, segment))
+            elif isinstance(segment, str) and obj is not None and segment in obj:
+                step.append((obj, segment))
         if not step:
             break
         levels.append(step)
@@ -173,8 +176,8 @@ def _repair(root: Any, error: str, version: VersionInfo, tried: set[tuple[int, s
         return False
     types = version.binding.types
     for container, key in _candidates(root, path):
-        node = container[key]
-        if not isinstance(node, dict):
+        node = as_object(container[key])
+        if node is None:
             continue
         for index, repair in enumerate(REPAIRS):
             if node.get("type") != repair.kind or (id(node), str(index)) in tried:
@@ -242,8 +245,9 @@ class Wire:
         """A value of the application's types as the peer version's ``peer_type``."""
         plain = msgspec.to_builtins(value)
         key = self.local.rules.result_type_key
-        if key and key != version.rules.result_type_key and isinstance(plain, dict):
-            plain.pop(key, None)
+        obj = as_object(plain)
+        if key and key != version.rules.result_type_key and obj is not None:
+            obj.pop(key, None)
         return express(plain, peer_type, version, what)
 
     def result(self, value: Any, method: str, version: VersionInfo, peer_type: Any) -> Any:
@@ -258,7 +262,7 @@ class Wire:
 
     def fill(self, value: Any, method: str) -> Any:
         """``value`` with the ``FILLED`` fields its type declares and it lacks."""
-        cls = type(value)
+        cls: type[Any] = value.__class__
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plans[cls] = _fill_plan(cls)

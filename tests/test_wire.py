@@ -123,9 +123,20 @@ ENUMS = {
 
 
 def legacy_session(conn: Connection, version: str) -> None:
-    conn.version = conn.versions[version]
-    conn.state = State.READY
-    conn.peer_capabilities = {"elicitation": {}}
+    """Take ``conn`` through a real handshake with a client that can elicit."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "wire-test", "version": "1"},
+        },
+    }
+    conn.receive(json.dumps(initialize))
+    conn.receive(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    assert conn.state is State.READY and conn.version is conn.versions[version]
 
 
 def ask_2025_06_18() -> tuple[Connection, int | str, Any]:

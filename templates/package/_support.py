@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any, NamedTuple, Protocol, TypeVar, overload
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -179,11 +179,11 @@ class MethodSpec(NamedTuple):
     """One row of a version's dispatch table (``methods.py``)."""
 
     name: str
-    kind: str  # "request" | "notification"
+    kind: Literal["request", "notification"]
     #: The sender: "client" (client → server) or "server" (server → client).
-    direction: str
+    direction: Literal["client", "server"]
     #: "wire" for JSON-RPC messages; "input" for 2026 input requests embedded in results.
-    channel: str
+    channel: Literal["wire", "input"]
     #: Python name of the handler or client method (``call_tool``, ``on_progress``).
     handler: str
     message: Any
@@ -198,7 +198,7 @@ class Binding(NamedTuple):
     """Everything a runtime needs to speak one protocol version."""
 
     version: str
-    era: str
+    era: Literal["legacy", "modern"]
     types: ModuleType
     methods: tuple[MethodSpec, ...]
     #: Methods the runtime answers itself (negotiation, ping, log level, …).
