@@ -20,8 +20,10 @@ from .errors import (
     McpError,
     NegotiationError,
 )
+from .extensions import Extension, ExtensionMethod
 from .limits import Limits
 from .memory import MemoryTransport, memory_pair
+from .middleware import Call, Middleware, Next
 from .negotiation import ERAS, Versions
 from .schemas import header
 from .server import Server
@@ -31,15 +33,16 @@ from .tools import ToolError
 from .wire import CacheHint, CachePolicy
 
 if TYPE_CHECKING:
-    from .client import ClientSession, http_client, stdio_client
+    from .client import ClientSession
+    from .client_transports import http_client, stdio_client
     from .testing import connect
 
 #: Client-side names load on first use: a server need not import the client.
 _LAZY = {
     "ClientSession": ".client",
     "connect": ".testing",
-    "http_client": ".client",
-    "stdio_client": ".client",
+    "http_client": ".client_transports",
+    "stdio_client": ".client_transports",
 }
 
 
@@ -55,11 +58,14 @@ __all__ = [
     "App",
     "Audio",
     "CacheHint",
+    "Call",
     "CachePolicy",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
     "ERAS",
+    "Extension",
+    "ExtensionMethod",
     "File",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -69,7 +75,9 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "McpError",
     "MemoryTransport",
+    "Middleware",
     "NegotiationError",
+    "Next",
     "PARSE_ERROR",
     "RequestScope",
     "Server",

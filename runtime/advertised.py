@@ -24,7 +24,17 @@ def capabilities_for(
     cls = role_of(version.binding.types, name)
     keys: Mapping[str, Any] = getattr(cls, "__keys__", {})
     known: set[str] = {spec.wire for spec in keys.values()}
-    return {k: v for k, v in capabilities.items() if not known or k in known}
+    kept = {k: v for k, v in capabilities.items() if not known or k in known}
+    extensions, experimental = as_object(kept.get("extensions")), as_object(
+        kept.get("experimental")
+    )
+    if extensions and experimental is not None:
+        # an extension is declared where the version has a place for them, not twice
+        rest = {k: v for k, v in experimental.items() if k not in extensions}
+        kept.pop("experimental")
+        if rest:
+            kept["experimental"] = rest
+    return kept
 
 
 def info_for(info: dict[str, Any], version: VersionInfo) -> dict[str, Any]:

@@ -30,6 +30,8 @@ from typing import Any, TypeVar, overload
 
 from .app_handlers import handlers_class
 from .limits import Limits
+from .extensions import Extension, extension_row
+from .middleware import Middleware
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, is_template
 from .roles import RoleTypes
@@ -62,6 +64,8 @@ class App:
         cache: CachePolicy | None = None,
         state_key: bytes | None = None,
         page_size: int = 100,
+        middleware: Iterable[Middleware] = (),
+        extensions: Iterable[Extension] = (),
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
@@ -79,7 +83,10 @@ class App:
             "limits": limits,
             "cache": cache,
             "state_key": state_key,
+            "extensions": tuple(extensions),
         }
+        #: Handlers of extension methods (``handle``), by method.
+        self.extension_handlers: dict[str, Callable[..., Any]] = {}
         #: What is registered, in registration order (lists follow it): tools and prompts by
         #: name, resources by URI, templates by template (names of those need not differ).
         self.tools: dict[str, RegisteredTool] = {}
@@ -92,6 +99,29 @@ class App:
         #: The kinds the server was made with (those it has handlers and capabilities for).
         self._served: frozenset[str] = frozenset()
         self._announcing: set[asyncio.Task[None]] = set()
+        self._middleware: list[Middleware] = list(middleware)
+
+    def handle(self, method: str) -> Callable[[F], F]:
+        """Decorate ``async def handler(params, ctx)`` as the handler of an extension's
+        ``method`` (``runtime.extensions``; the extension is one of ``extensions``)."""
+        extension_row(self._options["extensions"], "client", method)  # or LookupError
+
+        def register(handler: F) -> F:
+            self.extension_handlers[method] = handler
+            if self._server is not None:
+                self._server.handle(method)(handler)
+            return handler
+
+        return register
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware`` around every handler (``runtime.middleware``), inside those
+        added before; usable as a decorator."""
+        if self._server is not None:
+            self._server.use(middleware)
+        else:
+            self._middleware.append(middleware)
+        return middleware
 
     # -- registering ---------------------------------------------------------------------
 
@@ -244,8 +274,11 @@ class App:
                 name=self.name,
                 version=self.version,
                 list_changed=[kind for kind, present in kinds if present],
+                middleware=self._middleware,
                 **options,
             )
+            for method, handler in self.extension_handlers.items():
+                self._server.handle(method)(handler)
         return self._server
 
     def _changed(self, what: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -31,6 +31,8 @@ from .errors import (
     NegotiationError,
 )
 from .limits import CLIENT, Limits
+from .extensions import Extension, declare, extension_row
+from .middleware import Call, Chain, Middleware
 from .negotiation import Versions
 from .plain import as_array, as_object, member
 from .server import derive_capabilities, implemented
@@ -38,6 +40,7 @@ from .request_scope import RequestScope
 from .session import ProgressCallback, Session, Transport
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
 
+F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client")
 C = TypeVar("C")
 Mode = Literal["auto", "legacy", "modern"]
@@ -77,10 +80,16 @@ class ClientSession:
         request_timeout: float | None = 60.0,
         max_input_rounds: int = 8,
         limits: Limits = CLIENT,
+        middleware: Iterable[Middleware] = (),
+        extensions: Iterable[Extension] = (),
     ) -> None:
         self.binding = binding
         self.handlers = handlers
-        self.versions = Versions.around(binding, versions)
+        #: Around every handler of a server's request, in the order added.
+        self.middleware = Chain(self._after_middleware, middleware)
+        self.versions = Versions.around(binding, versions, tuple(extensions))
+        #: Handlers of extension methods a server sends, by handler name (``handle``).
+        self.extension_handlers: dict[str, Callable[..., Any]] = {}
         self.local = self.versions.local
         caps = (
             derive_capabilities(handlers, self.versions, "server", capabilities)
@@ -92,7 +101,7 @@ class ClientSession:
             versions=self.versions,
             local=self.local,
             info={"name": name, "version": version},
-            capabilities=caps,
+            capabilities=declare(caps, self.versions.extensions),
             limits=limits,
         )
         self.request_timeout = request_timeout
@@ -316,7 +325,12 @@ class ClientSession:
             else None
         )
         context = _InputContext(key, self.protocol_version)
-        return msgspec.to_builtins(await handler(params, context))
+        if self.middleware:
+            event = c.IncomingRequest(key, spec, params, {})
+            answer = await self.middleware.run(Call(event, context, context))
+        else:
+            answer = await handler(params, context)
+        return msgspec.to_builtins(answer)
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         if self.session is None:
@@ -329,13 +343,45 @@ class ClientSession:
 
     # -- what the server asks of us (legacy) -----------------------------------------------------
 
+    def handle(self, method: str) -> Callable[[F], F]:
+        """Decorate ``async def handler(params, ctx)`` as this client's handler of an
+        extension's ``method`` that the server sends."""
+        row = extension_row(self.versions.extensions, "server", method)
+
+        def register(handler: F) -> F:
+            self.extension_handlers[row.handler] = handler
+            return handler
+
+        return register
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware`` around every handler, inside those added before."""
+        self.middleware.add(middleware)
+        return middleware
+
     async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        handler = self._handler_of(event)
+        if self.middleware:
+            return await self.middleware.run(Call(event, scope, scope))
+        return await handler(event.params, scope)
+
+    def _handler_of(self, event: c.IncomingRequest) -> Any:
+        registered = self.extension_handlers.get(event.spec.handler)
+        if registered is not None:
+            return registered
         handler = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
         if handler is None or not implemented(self.handlers, event.spec.handler):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
-        return await handler(event.params, scope)
+        return handler
+
+    def _after_middleware(self, call: Call) -> Awaitable[Any]:
+        return self._handler_of(call.event)(call.params, call.context)
 
     async def _on_notification(self, event: c.IncomingNotification) -> None:
+        registered = self.extension_handlers.get(event.spec.handler)
+        if registered is not None:
+            await registered(event.params)
+            return
         hook = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
         if hook is not None and implemented(self.handlers, event.spec.handler):
             await hook(event.params)
@@ -346,68 +392,3 @@ class ClientSession:
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self._reader, 5.0)
-
-
-@contextlib.asynccontextmanager
-async def _connected(
-    client_class: type[C],
-    transport: Transport,
-    handlers: Any,
-    mode: Mode,
-    options: dict[str, Any],
-    server_key: str,
-) -> AsyncGenerator[C, None]:
-    session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
-    try:
-        await session.connect(transport, mode=mode, server_key=server_key)
-        yield client_class(session)  # type: ignore[call-arg]
-    finally:
-        await session.close()
-
-
-@contextlib.asynccontextmanager
-async def stdio_client(
-    client_class: type[C],
-    command: str,
-    args: Sequence[str] = (),
-    *,
-    handlers: Any = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    mode: Mode = "legacy",
-    stderr: int | None = None,
-    **options: Any,
-) -> AsyncGenerator[C, None]:
-    """Spawn ``command`` and yield a typed client (``client_class`` is a generated
-    ``Client``); the server is shut down (stdin closed, SIGTERM, SIGKILL) on exit.
-
-    ``mode="auto"`` probes for a modern server first; over stdio a legacy server that
-    ignores the probe costs the probe timeout, so the default speaks the handshake.
-    """
-    from .stdio import StdioProcess
-
-    limits = options.get("limits", CLIENT)
-    process = await StdioProcess.spawn(
-        command, args, env=env, cwd=cwd, stderr=stderr, limits=limits
-    )
-    key = " ".join([command, *args])
-    async with _connected(client_class, process, handlers, mode, options, key) as client:
-        yield client
-
-
-@contextlib.asynccontextmanager
-async def http_client(
-    client_class: type[C],
-    url: str,
-    *,
-    handlers: Any = None,
-    headers: Mapping[str, str] | None = None,
-    mode: Mode = "auto",
-    **options: Any,
-) -> AsyncGenerator[C, None]:
-    """Connect over Streamable HTTP to ``url`` and yield a typed client."""
-    from .http_client_transport import HttpClientTransport
-
-    transport = HttpClientTransport(url, headers=headers, limits=options.get("limits", CLIENT))
-    async with _connected(client_class, transport, handlers, mode, options, url) as client:
-        yield client

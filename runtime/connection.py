@@ -183,7 +183,7 @@ class Connection:
             try:
                 if self.version is None and self.modern.takes(m, http):  # not in a session
                     return self.modern.read(m, batch, http)
-                return self._on_request(m, batch)
+                return self._on_request(m, batch, http)
             except McpError as exc:
                 return [Send(jsonrpc.encode_mcp_error(m.id, exc), batch, m.id)]
         if isinstance(m, jsonrpc.Notification):
@@ -228,7 +228,9 @@ class Connection:
             route = self._routes[key] = (spec, self.local.types_of(self.peer, method) or spec)
         return route
 
-    def _on_request(self, m: jsonrpc.Request, batch: int | None) -> list[Event]:
+    def _on_request(
+        self, m: jsonrpc.Request, batch: int | None, http: modern.HttpHeaders | None
+    ) -> list[Event]:
         if m.method == "ping":
             return [Send(jsonrpc.encode_result(m.id, {}), batch, m.id)]
         if self.role == "server" and m.method == "initialize":
@@ -237,11 +239,14 @@ class Connection:
         if version is None or not answers_before_ready(self.state, m.method):
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
         spec, local = self.route(version, m.method)
+        extension = version.extension_of(self.peer, m.method)
+        if extension is not None:
+            extension.require(m.method, version.era, self.peer_capabilities, self.role)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
         params = self.incoming(m.params, spec, local, version)
         meta = as_object(getattr(params, "meta", None)) or {}
-        return [IncomingRequest(m.id, local, params, meta, batch)]
+        return [IncomingRequest(m.id, local, params, meta, batch, http=http)]
 
     def incoming(
         self,
@@ -395,22 +400,16 @@ class Connection:
         request_id = self._new_id()
         self._pending[request_id] = _Pending(method, spec.result, local.result, restore)
         if self.role == "client" and version.rules.stateless:
-            params = self.stamp(params, version)
+            # the per-request _meta a modern client's every request carries
+            meta = client_meta(version, self.capabilities, self.info, self.log_level)
+            params = stamped(params, meta)
         if progress_token is not None:
             params = stamped(params, {"progressToken": progress_token})
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
-    def stamp(self, params: Any, version: VersionInfo) -> dict[str, Any]:
-        """A modern client's request params with the per-request ``_meta`` it must carry."""
-        meta = client_meta(version, self.capabilities, self.info, self.log_level)
-        return stamped(params, meta)
-
     def forget(self, request_id: RequestId) -> bool:
         """Stop waiting for ``request_id`` (timed out or cancelled); True if it was pending."""
         return self._pending.pop(request_id, None) is not None
-
-    def pending(self) -> list[RequestId]:
-        return list(self._pending)
 
     def result(
         self,

@@ -121,7 +121,7 @@ class DirectLane:
             ):
                 return None  # the state's signature is checked on the general path
             inputs = Inputs({}, None, body)
-        return IncomingRequest(request.id, local, params, meta, None, peer, inputs, http.params)
+        return IncomingRequest(request.id, local, params, meta, None, peer, inputs, http)
 
     def _usable(self, meta: Any) -> TypeGuard[dict[str, Any]]:
         """A modern request's ``_meta`` names this lane's version and the capabilities."""
@@ -155,6 +155,8 @@ class DirectLane:
         conn = self.conn
         if conn.version is not None or method in _GENERAL:
             return None
+        if conn.local.extension_of("client", method) is not None:
+            return None  # the general path checks that the client declared it
         try:
             _, local = conn.route(conn.local, method)
         except McpError:

@@ -10,7 +10,7 @@ import msgspec
 from . import jsonrpc
 from .errors import INVALID_REQUEST, McpError, NegotiationError
 from .jsonrpc import RequestId
-from .modern import Peer
+from .modern import HttpHeaders, Peer
 from .contracts import MethodSpec
 
 
@@ -78,9 +78,8 @@ class IncomingRequest(msgspec.Struct, frozen=True):
     #: Set for modern requests (legacy requests rely on the session's state).
     peer: Peer | None = None
     inputs: Inputs | None = None
-    #: The ``Mcp-Param-*`` headers of a modern request that came over HTTP (keyed by the
-    #: lower-cased rest of their name); None otherwise.
-    param_headers: Mapping[str, str] | None = None
+    #: The HTTP request's headers, when it came over HTTP (either era); None otherwise.
+    http: HttpHeaders | None = None
 
 
 class Listen(msgspec.Struct, frozen=True):

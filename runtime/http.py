@@ -165,7 +165,8 @@ class McpHttpApp:
         if version is None or version in self.legacy:
             requests = jsonrpc.request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
-                await self.legacy_sessions.initialize(parsed, requests, receive, send)
+                http = mcp_headers(headers, version)
+                await self.legacy_sessions.initialize(parsed, requests, http, receive, send)
                 return
             needs_session = [
                 m for m in messages if not (isinstance(m, jsonrpc.Request) and m.method == "ping")

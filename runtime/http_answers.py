@@ -23,6 +23,7 @@ from .asgi import (
 from .connection import Connection
 from .events import Event, IncomingRequest
 from .http_streams import ClientWatch, Responder, Router, Stream, relay
+from .http_tool_headers import ToolHeaderGate
 from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession
 from .modern import HttpHeaders
@@ -40,6 +41,8 @@ class Answers:
 
     def __init__(self, server: Server, stateless: Connection, sse_retry_ms: int) -> None:
         self.server = server
+        #: The server's dispatch behind the transport's own check (``Mcp-Param-*``).
+        self.dispatch = ToolHeaderGate(server).dispatch
         self.stateless = stateless
         self.sse_retry_ms = sse_retry_ms
         self.listeners: set[Session] = set()
@@ -47,7 +50,7 @@ class Answers:
     def session(self, router: Router, conn: Connection | None = None) -> Session:
         """A session of the server on ``conn`` (default: the stateless one)."""
         server = self.server
-        return Session(conn or self.stateless, router, server.dispatch, server.on_notification)
+        return Session(conn or self.stateless, router, self.dispatch, server.on_notification)
 
     async def exchange(
         self,
@@ -156,7 +159,7 @@ class Answers:
         once the handler has to wait."""
         responder = Responder(send, request_id)
         server = self.server  # built here, not by session(): this is every request's path
-        session = Session(self.stateless, responder, server.dispatch, server.on_notification)
+        session = Session(self.stateless, responder, self.dispatch, server.on_notification)
         event = events[0] if len(events) == 1 else None
         if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
             for each in events:

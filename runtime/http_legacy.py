@@ -17,6 +17,8 @@ from .http_streams import ClientWatch, Router, Stream, relay
 from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession, SessionTable
 from .limits import Limits
+from .modern import HttpHeaders
+from .request_headers import mcp_headers
 
 if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
     from .server import Server
@@ -63,14 +65,20 @@ class LegacyEndpoint:
             return
         legacy.posts += 1
         try:
+            http = mcp_headers(headers, stated)
             await self.answers.exchange(
-                legacy.session, legacy.router, parsed, requests, None, receive, send, legacy
+                legacy.session, legacy.router, parsed, requests, http, receive, send, legacy
             )
         finally:
             legacy.posts -= 1
 
     async def initialize(
-        self, parsed: jsonrpc.Parsed, requests: list[RequestId], receive: Receive, send: Send
+        self,
+        parsed: jsonrpc.Parsed,
+        requests: list[RequestId],
+        http: HttpHeaders,
+        receive: Receive,
+        send: Send,
     ) -> None:
         """An ``initialize`` POST: a new session, kept once the handshake succeeds."""
         if not self.sessions.has_room():
@@ -88,7 +96,7 @@ class LegacyEndpoint:
         legacy.posts += 1
         try:
             await self.answers.exchange(
-                session, router, parsed, requests, None, receive, send, legacy, extra
+                session, router, parsed, requests, http, receive, send, legacy, extra
             )
         finally:
             legacy.posts -= 1

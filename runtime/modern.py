@@ -122,12 +122,20 @@ class Peer:
 
 
 class HttpHeaders(msgspec.Struct, frozen=True):
-    """The MCP request headers of one HTTP request (names lower-cased)."""
+    """The headers of one HTTP request: the MCP ones read, and all of them as sent."""
 
     protocol_version: str | None = None
     method: str | None = None
     name: str | None = None
+    #: The ``Mcp-Param-*`` headers, keyed by the lower-cased rest of their name.
     params: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
+    #: Every header of the request: lower-cased name → value, as bytes (ASGI's form).
+    request: Mapping[bytes, bytes] = msgspec.field(default_factory=dict[bytes, bytes])
+
+    def header(self, name: str) -> str | None:
+        """A request header's value (``name`` in any case), or None."""
+        value = self.request.get(name.lower().encode("latin-1"))
+        return None if value is None else value.decode("latin-1")
 
 
 def decode_header_value(value: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from .contracts import Binding, MethodRow, MethodSpec
+from .extensions import Extension, check_unique
 from .lifecycle import RUNTIME_METHODS
 from .plain import as_object, member
 from .errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, McpError, NegotiationError
@@ -58,6 +59,10 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
     )
     #: Version allows JSON-RPC batches (its schema defines a batch request).
     batching: bool = False
+    #: (sender, method) → the extension that adds it (``runtime.extensions``).
+    extensions: Mapping[tuple[str, str], Extension] = msgspec.field(
+        default_factory=dict[tuple[str, str], Extension]
+    )
 
     @property
     def version(self) -> str:
@@ -75,8 +80,13 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         """The params and result types this version has for a method, wire or input."""
         return self.typed.get((sender, method))
 
+    def extension_of(self, sender: str, method: str) -> Extension | None:
+        """The extension that adds ``method`` (sent by ``sender``), if one does."""
+        return self.extensions.get((sender, method)) if self.extensions else None
+
     @classmethod
-    def of(cls, binding: Binding) -> VersionInfo:
+    def of(cls, binding: Binding, extensions: Sequence[Extension] = ()) -> VersionInfo:
+        """``binding``'s table, with the methods ``extensions`` add."""
         unserved = sorted(binding.runtime_methods - RUNTIME_METHODS.keys())
         if unserved:
             log.warning(
@@ -84,14 +94,26 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
                 binding.version,
                 ", ".join(unserved),
             )
-        table = {(m.direction, m.name): m for m in binding.methods if m.channel == "wire"}
-        typed = {(m.direction, m.name): m for m in binding.methods}
+        table: dict[tuple[str, str], MethodSpec] = {
+            (m.direction, m.name): m for m in binding.methods if m.channel == "wire"
+        }
+        typed: dict[tuple[str, str], MethodSpec] = {
+            (m.direction, m.name): m for m in binding.methods
+        }
+        check_unique(extensions, typed)
+        added: dict[tuple[str, str], Extension] = {}
+        for extension in extensions:
+            for row in extension.rows(binding.era):
+                key = (row.direction, row.name)
+                table[key] = typed[key] = row
+                added[key] = extension
         return cls(
             binding=binding,
             rules=ERAS[binding.era],
             table=table,
             typed=typed,
             batching=hasattr(binding.types, "JSONRPCBatchRequest"),
+            extensions=added,
         )
 
 
@@ -108,8 +130,16 @@ class Versions:
     of its package, which imports no types.
     """
 
-    def __init__(self, package: str, eras: Mapping[str, str], local: VersionInfo) -> None:
+    def __init__(
+        self,
+        package: str,
+        eras: Mapping[str, str],
+        local: VersionInfo,
+        extensions: Sequence[Extension] = (),
+    ) -> None:
         self.package = package
+        #: Extensions whose methods join every version's table.
+        self.extensions = tuple(extensions)
         self.eras: Mapping[str, str] = dict(eras)
         self.local = local
         self._infos: dict[str, VersionInfo] = {local.version: local}
@@ -119,7 +149,12 @@ class Versions:
         self._has: dict[tuple[str, str, str], bool] = {}
 
     @classmethod
-    def around(cls, binding: Binding, versions: Iterable[str] | None = None) -> Versions:
+    def around(
+        cls,
+        binding: Binding,
+        versions: Iterable[str] | None = None,
+        extensions: Sequence[Extension] = (),
+    ) -> Versions:
         """Versions of ``binding``'s generated package: ``versions``, or by default every
         dated version generated beside it (``draft`` only when asked for)."""
         package = package_of(binding)
@@ -136,7 +171,8 @@ class Versions:
                     f"versions {unknown} are not generated; have {sorted(available)}"
                 )
         ordered = sorted(chosen, key=lambda v: (v == "draft", v))
-        return cls(package, {v: available[v] for v in ordered}, VersionInfo.of(binding))
+        local = VersionInfo.of(binding, extensions)
+        return cls(package, {v: available[v] for v in ordered}, local, extensions)
 
     def __contains__(self, version: object) -> bool:
         return version in self.eras
@@ -151,7 +187,7 @@ class Versions:
                 raise KeyError(version)
             name = importlib.import_module(self.package).VERSIONS[version]
             methods = importlib.import_module(f"{self.package}.{name}.methods")
-            info = self._infos[version] = VersionInfo.of(methods.BINDING)
+            info = self._infos[version] = VersionInfo.of(methods.BINDING, self.extensions)
         return info
 
     def rows(self, version: str) -> tuple[MethodRow, ...]:

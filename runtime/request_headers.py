@@ -37,6 +37,7 @@ def mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
         None if method is None else method.decode("latin-1"),
         None if name is None else name.decode("latin-1"),
         ParamHeaders(headers),
+        headers,
     )
 
 

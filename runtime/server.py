@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -16,10 +16,13 @@ from .contracts import Binding
 from .negotiation import Versions
 from .request_scope import RequestScope
 from .session import RESOURCE_UPDATES, Session, Transport
+from .extensions import Extension, declare, extension_row
+from .middleware import Call, Chain, Middleware
 from .wire import CachePolicy
-from .toolheaders import CALL_TOOL, LIST_TOOLS, ServerToolHeaders, tool_pages
+from .toolheaders import LIST_TOOLS, ServerToolHeaders, tool_pages
 
 log = logging.getLogger("mcpgen.runtime")
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Requests that (un)subscribe a legacy session to one resource's updates, once answered.
 SUBSCRIBING: dict[str, Callable[[set[str], str], None]] = {
@@ -115,6 +118,8 @@ class Server:
         state_key: bytes | None = None,
         limits: Limits | None = None,
         cache: CachePolicy | None = None,
+        middleware: Iterable[Middleware] = (),
+        extensions: Iterable[Extension] = (),
     ) -> None:
         self.handlers = handlers
         #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
@@ -126,7 +131,7 @@ class Server:
         self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
         handlers_type: type[Any] = handlers.__class__
         binding: Binding = handlers_type.__binding__
-        self.versions = Versions.around(binding, versions)
+        self.versions = Versions.around(binding, versions, tuple(extensions))
         self.local = self.versions.local
         self.context_class = getattr(handlers_type, "__context__", None)
         self.info: dict[str, Any] = {"name": name, "version": version}
@@ -139,18 +144,43 @@ class Server:
         for kind in list_changed:
             if kind in caps:
                 caps[kind]["listChanged"] = True
-        self.capabilities = caps
+        self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.
         self.implemented = {
             row.handler: getattr(handlers, row.handler)
             for row in self.versions.all_rows()
             if row.sender == "client" and implemented(handlers, row.handler)
         }
+        for extension in self.versions.extensions:  # methods named by their handlers
+            for method in extension.methods:
+                if method.direction == "client" and implemented(handlers, method.handler):
+                    self.implemented[method.handler] = getattr(handlers, method.handler)
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
         #: The ``x-mcp-header`` annotations of this server's tools, for checking calls.
         self.tool_headers = ServerToolHeaders()
+        #: Around every handler, in the order added (``runtime.middleware``).
+        self.middleware = Chain(self._after_middleware, middleware)
+
+    def handle(self, method: str) -> Callable[[F], F]:
+        """Decorate ``async def handler(params, ctx)`` as the handler of an extension's
+        ``method`` (see ``runtime.extensions``)."""
+        row = extension_row(self.versions.extensions, "client", method)
+
+        def register(handler: F) -> F:
+            self.implemented[row.handler] = handler
+            return handler
+
+        return register
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware`` around every handler, inside those added before (usable
+        as a decorator)."""
+        if not callable(middleware):
+            raise TypeError(f"middleware must be callable, not {type(middleware).__name__}")
+        self.middleware.add(middleware)
+        return middleware
 
     def connection(self) -> c.Connection:
         return c.Connection(
@@ -173,27 +203,23 @@ class Server:
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         ctx = self.context_class(scope) if self.context_class is not None else scope
+        if self.middleware:
+            return self.middleware.run(Call(event, scope, ctx))
+        return self._handle(event, scope, ctx, handler)
+
+    def _after_middleware(self, call: Call) -> Awaitable[Any]:
+        event = call.event
+        handler = self.implemented[event.spec.handler]
+        scope = cast(RequestScope, call.scope)  # what dispatch put in the call
+        return self._handle(event, scope, call.context, handler)
+
+    def _handle(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Awaitable[Any]:
         name = event.spec.name
-        if name == CALL_TOOL and event.param_headers is not None:
-            tool = getattr(event.params, "name", "")
-            if self.tool_headers.must_learn(tool):
-                return self._call_learning(event, ctx, handler, tool)
-            self.tool_headers.check(
-                tool, getattr(event.params, "arguments", None), event.param_headers
-            )
-        elif name == LIST_TOOLS or name in SUBSCRIBING:
+        if name == LIST_TOOLS or name in SUBSCRIBING:
             return self._handle_then_note(event, scope, ctx, handler)
         return handler(event.params, ctx)
-
-    async def _call_learning(
-        self, event: c.IncomingRequest, ctx: Any, handler: Callable[..., Any], tool: str
-    ) -> Any:
-        """A tool call whose tool's header annotations are not known yet: the tools are
-        listed first, then the call's headers checked."""
-        assert event.param_headers is not None
-        await self._learn_tools(event, ctx)
-        self.tool_headers.check(tool, getattr(event.params, "arguments", None), event.param_headers)
-        return await handler(event.params, ctx)
 
     async def _handle_then_note(
         self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
@@ -210,9 +236,10 @@ class Server:
                 SUBSCRIBING[name](scope.session.subscriptions, uri)
         return result
 
-    async def _learn_tools(self, event: c.IncomingRequest, ctx: Any) -> None:
+    async def learn_tool_headers(self, event: c.IncomingRequest, scope: RequestScope) -> None:
         """List this server's own tools (every page) to learn their header annotations,
         with the ``_meta`` of the request that needs them."""
+        ctx = self.context_class(scope) if self.context_class is not None else scope
         spec = self.local.types_of("client", LIST_TOOLS)
         handler = self.implemented.get(spec.handler) if spec is not None else None
         if spec is None or spec.params is None or handler is None:

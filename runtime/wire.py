@@ -237,6 +237,7 @@ class Wire:
         self.local = local
         self.cache = cache or CachePolicy()
         self._plans: dict[type, tuple[tuple[str, str], ...]] = {}
+        self._keys: dict[type, bool] = {}
         #: Struct types of the application's version that go out as they are (no field to
         #: fill): an answer of one needs no work when the peer speaks that version.
         self.as_is: set[type] = set()
@@ -258,7 +259,19 @@ class Wire:
             value = self.reshape(value, peer_type, version, f"{method} result")
         elif not isinstance(value, msgspec.Struct):  # a dict: validate it, and type it
             value = express(msgspec.to_builtins(value), peer_type, version, f"{method} result")
-        return self.fill(value, method)
+        value = self.fill(value, method)
+        key = version.rules.result_type_key
+        if key is not None and not self._declares(value.__class__, key):
+            # a type of no version's own (an extension's): the era's key added
+            return {**msgspec.to_builtins(value), key: "complete"}
+        return value
+
+    def _declares(self, cls: type[Any], key: str) -> bool:
+        """Whether results of type ``cls`` carry ``key`` themselves (remembered)."""
+        found = self._keys.get(cls)
+        if found is None:
+            found = self._keys[cls] = key in getattr(cls, "__struct_encode_fields__", ())
+        return found
 
     def fill(self, value: Any, method: str) -> Any:
         """``value`` with the ``FILLED`` fields its type declares and it lacks."""
@@ -266,7 +279,12 @@ class Wire:
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plans[cls] = _fill_plan(cls)
-            if not plan and issubclass(cls, msgspec.Struct):
+            key = self.local.rules.result_type_key
+            if (
+                not plan
+                and issubclass(cls, msgspec.Struct)
+                and (key is None or self._declares(cls, key))
+            ):
                 self.as_is.add(cls)
         if not plan:
             return value

@@ -248,7 +248,7 @@ def check(app: McpHttpApp, body: bytes, headers: dict[bytes, bytes]) -> bool:
     assert direct.peer.info == one.peer.info
     assert direct.peer.capabilities == one.peer.capabilities
     assert direct.peer.log_level == one.peer.log_level
-    assert direct.param_headers is one.param_headers
+    assert direct.http is one.http
     if one.inputs is None:
         assert direct.inputs is None
     else:

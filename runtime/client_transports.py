@@ -1,0 +1,79 @@
+"""Typed clients over real transports: a server spawned as a process (stdio) or reached
+at a URL (Streamable HTTP), connected, and shut down on exit."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from .client import ClientSession, Mode
+from .limits import CLIENT
+from .session import Transport
+
+C = TypeVar("C")
+
+
+@contextlib.asynccontextmanager
+async def _connected(
+    client_class: type[C],
+    transport: Transport,
+    handlers: Any,
+    mode: Mode,
+    options: dict[str, Any],
+    server_key: str,
+) -> AsyncGenerator[C, None]:
+    session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
+    try:
+        await session.connect(transport, mode=mode, server_key=server_key)
+        yield client_class(session)  # type: ignore[call-arg]
+    finally:
+        await session.close()
+
+
+@contextlib.asynccontextmanager
+async def stdio_client(
+    client_class: type[C],
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    handlers: Any = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    mode: Mode = "legacy",
+    stderr: int | None = None,
+    **options: Any,
+) -> AsyncGenerator[C, None]:
+    """Spawn ``command`` and yield a typed client (``client_class`` is a generated
+    ``Client``); the server is shut down (stdin closed, SIGTERM, SIGKILL) on exit.
+
+    ``mode="auto"`` probes for a modern server first; over stdio a legacy server that
+    ignores the probe costs the probe timeout, so the default speaks the handshake.
+    """
+    from .stdio import StdioProcess
+
+    limits = options.get("limits", CLIENT)
+    process = await StdioProcess.spawn(
+        command, args, env=env, cwd=cwd, stderr=stderr, limits=limits
+    )
+    key = " ".join([command, *args])
+    async with _connected(client_class, process, handlers, mode, options, key) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def http_client(
+    client_class: type[C],
+    url: str,
+    *,
+    handlers: Any = None,
+    headers: Mapping[str, str] | None = None,
+    mode: Mode = "auto",
+    **options: Any,
+) -> AsyncGenerator[C, None]:
+    """Connect over Streamable HTTP to ``url`` and yield a typed client."""
+    from .http_client_transport import HttpClientTransport
+
+    transport = HttpClientTransport(url, headers=headers, limits=options.get("limits", CLIENT))
+    async with _connected(client_class, transport, handlers, mode, options, url) as client:
+        yield client

@@ -1,0 +1,45 @@
+"""Streamable HTTP, 2026-07-28 on: a ``tools/call`` whose tool declares ``x-mcp-header``
+parameters must carry them as ``Mcp-Param-*`` headers that say what its arguments say
+(-32020 otherwise). A rule of the transport, so it is checked here, in front of the
+server's dispatch, for the requests that came over HTTP.
+
+The tools' annotations are the server's: learned from its tool listings, and, when a call
+names a tool not seen yet, by listing its tools first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from .events import IncomingRequest
+from .toolheaders import CALL_TOOL
+
+if TYPE_CHECKING:
+    from .request_scope import RequestScope
+    from .server import Server
+
+
+class ToolHeaderGate:
+    """``dispatch`` is ``server.dispatch`` with the header check in front."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def dispatch(self, event: IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
+        http = event.http
+        if event.spec.name == CALL_TOOL and http is not None and event.peer is not None:
+            tool = getattr(event.params, "name", "")
+            if self.server.tool_headers.must_learn(tool):
+                return self._learning_first(event, scope, tool)
+            arguments = getattr(event.params, "arguments", None)
+            self.server.tool_headers.check(tool, arguments, http.params)
+        return self.server.dispatch(event, scope)
+
+    async def _learning_first(self, event: IncomingRequest, scope: RequestScope, tool: str) -> Any:
+        """A call of a tool whose annotations are not known yet: list the tools, then check."""
+        assert event.http is not None
+        await self.server.learn_tool_headers(event, scope)
+        arguments = getattr(event.params, "arguments", None)
+        self.server.tool_headers.check(tool, arguments, event.http.params)
+        return await self.server.dispatch(event, scope)
