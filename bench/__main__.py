@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from . import BENCHMARKS
-from ._util import BenchError
+from .harness import BenchError
 
 
 def listing() -> str:
