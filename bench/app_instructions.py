@@ -103,15 +103,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         raw = per_request(key, args.n1, args.n2)
         f = results[key] = {k: round(raw[k] - base[k], 1) or 0.0 for k in raw}  # no -0.0
         f["cycles"] = round(f["ir"] + 10 * (f["i1"] + f["d1"]) + 100 * f["ll"])
-    rows = [
-        [
-            key,
-            *(f"{f[k]:,.0f}" for k in ("ir", "i1", "d1")),
-            f"{f['ll']:,.1f}",
-            f"{f['cycles']:,.0f}",
-        ]
-        for key, f in results.items()
-    ]
+    rows = [[key, *(f"{f[k]:,.0f}" for k in ("ir", "i1", "d1"))] for key, f in results.items()]
+    for row, f in zip(rows, results.values()):
+        row += [f"{f['ll']:,.1f}", f"{f['cycles']:,.0f}"]
     print(
         table(["app", "instructions", "I1 misses", "D1 misses", "LL misses", "est. cycles"], rows)
     )

@@ -47,16 +47,9 @@ def main(argv: Sequence[str]) -> dict[str, Any]:
         tally = run(transport, count, args.seed, args.budget)
         print(tally.details(), flush=True)
         tallies.append(tally)
-    rows = [
-        [
-            t.transport,
-            t.cases,
-            round(t.seconds, 1),
-            round(t.cases / t.seconds if t.seconds else 0),
-            *(t.counts[k] for k in KINDS),
-        ]
-        for t in tallies
-    ]
+    rows = [[t.transport, t.cases, round(t.seconds, 1)] for t in tallies]
+    for row, t in zip(rows, tallies):
+        row += [round(t.cases / t.seconds if t.seconds else 0), *(t.counts[k] for k in KINDS)]
     print()
     print(table(["transport", "cases", "s", "cases/s", *KINDS], rows))
     failures = sum(t.failures for t in tallies)

@@ -72,10 +72,8 @@ def run(cmd: Sequence[str], cwd: Path | None = None) -> Completed:
 
 def datamodel_codegen(schema: Path, output: Path) -> Completed:
     """datamodel-code-generator's CLI as the benchmarks compare with it: msgspec output."""
-    options = ["--input-file-type", "jsonschema", "--output-model-type", "msgspec.Struct"]
-    return run(
-        [tool("datamodel-codegen"), "--input", str(schema), *options, "--output", str(output)]
-    )
+    command = [tool("datamodel-codegen"), "--input", str(schema), "--input-file-type", "jsonschema"]
+    return run([*command, "--output-model-type", "msgspec.Struct", "--output", str(output)])
 
 
 def children_cpu() -> float:

@@ -50,13 +50,9 @@ GOAL_SPEEDUP = 5.0
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 CLIENT_INFO = {"name": "mcpgen-bench", "version": "0"}
+HANDSHAKE = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": CLIENT_INFO}
 INITIALIZE = msgspec.json.encode(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": CLIENT_INFO},
-    }
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HANDSHAKE}
 )
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"echo %d"}}}'
