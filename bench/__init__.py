@@ -9,7 +9,7 @@ from __future__ import annotations
 
 BENCHMARKS: dict[str, str] = {
     "import_time": "import cost of a generated types module vs the SDK's mcp_types / mcp.types",
-    "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI, plus mcpgen's phases",
+    "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI",
     "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
     "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
     "http_calls": "tools/call req/s and latency over Streamable HTTP (uvicorn, wrk): mcpgen vs the SDK vs bare ASGI",

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from . import BENCHMARKS
-from ._util import BenchError
+from .harness import BenchError
 
 
 def listing() -> str:
@@ -23,12 +23,9 @@ def run_one(name: str, argv: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m bench",
-        description="Run mcpgen's benchmarks (all of them without NAME).",
-        epilog="benchmarks:\n" + listing(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = argparse.ArgumentParser(prog="python -m bench", epilog="benchmarks:\n" + listing())
+    p.description = "Run mcpgen's benchmarks (all of them without NAME); see docs/performance.md."
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     p.add_argument("name", nargs="?", help="one benchmark; options after it go to it")
     p.add_argument("options", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

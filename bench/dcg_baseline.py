@@ -1,19 +1,13 @@
-"""Reference numbers: how many upstream examples datamodel-codegen's msgspec output handles.
-
-datamodel-codegen's msgspec output for one version (default 2026-07-28, generated here with
-the same CLI line as ``generate_time``) is imported, and every upstream example
-``schema/<v>/examples/<TypeName>/*.json`` is decoded into the same-named type with
-``msgspec.json.decode`` and re-encoded with ``msgspec.json.encode``. An example round-trips
-when the re-encoded JSON value equals the original. mcpgen's own bindings
-(``mcpgen.generated.<v>.types``: ``decode``/``encode``/``DEFINITIONS``) run on the same
-examples, in the same run.
-"""
+"""Reference figures: how many upstream examples (``schema/<v>/examples/<Type>/*.json``)
+datamodel-codegen's msgspec output decodes and round-trips (re-encoded JSON equal to the
+original), against mcpgen's bindings on the same examples, in the same run."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,16 +17,14 @@ from typing import Any
 
 import msgspec
 
-from . import BENCHMARKS, _dcg
-from ._util import emit, heading, note, progress, table
+from . import BENCHMARKS
+from .harness import datamodel_codegen, emit, heading, note, progress, table
 
 NAME = "dcg_baseline"
-DESCRIPTION = BENCHMARKS[NAME]
+UNDECODABLE = "msgspec cannot decode the union"
+"""datamodel-codegen's own warning that msgspec will reject a union it wrote."""
 CLAIMED = {"decoded": 64, "round_tripped": 55}
 """The project's recorded figures for datamodel-codegen on 2026-07-28 (per example file)."""
-
-Decode = Callable[[bytes, Any], Any]
-Encode = Callable[[Any], bytes]
 
 
 @dataclass
@@ -42,103 +34,79 @@ class Score:
     examples: int = 0
     decoded: int = 0
     round_tripped: int = 0
-    types_total: set[str] = field(default_factory=set)
-    types_failed: set[str] = field(default_factory=set)
+    types: set[str] = field(default_factory=set)
+    failed_types: set[str] = field(default_factory=set)
     reasons: Counter[str] = field(default_factory=Counter)
-    failures: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
 
-    def fail(self, example: str, type_name: str, reason: str) -> None:
-        self.types_failed.add(type_name)
+    def fail(self, example: Path, reason: str) -> None:
+        self.failed_types.add(example.parent.name)
         self.reasons[reason] += 1
-        self.failures.append((example, reason))
+        self.failures.append(f"{example.parent.name}/{example.name}: {reason}")
 
-    def types_ok(self) -> int:
-        return len(self.types_total - self.types_failed)
-
-
-def examples_of(version: str) -> list[Path]:
-    from mcpgen.generator.pins import schema_dir
-
-    return sorted((schema_dir() / version / "examples").rglob("*.json"))
+    def record(self) -> dict[str, Any]:
+        figures = {"examples": self.examples, "decoded": self.decoded}
+        figures |= {"round_tripped": self.round_tripped, "types": len(self.types)}
+        ok = len(self.types - self.failed_types)
+        return figures | {"types_fully_round_tripped": ok, "failure_reasons": dict(self.reasons)}
 
 
 def reason_of(exc: Exception) -> str:
     """A short, groupable reason: the message without its JSON path and specifics."""
     text = str(exc).split(" - at `")[0]
     if "ForwardRef(" in text:
-        return f"{type(exc).__name__}: unsupported forward reference (recursive alias)"
-    if "must be tagged" in text:
-        return f"{type(exc).__name__}: untagged union of several Structs"
+        text = "unsupported forward reference (recursive alias)"
+    elif "must be tagged" in text:
+        text = "untagged union of several Structs"
     return f"{type(exc).__name__}: {text[:70]}"
-
-
-def difference(original: Any, again: Any, path: str = "$") -> str | None:
-    """The first place two JSON values differ (``$.a.b: dropped``), or None if equal."""
-    if isinstance(original, dict) and isinstance(again, dict):
-        for k in original:
-            if k not in again:
-                return f"{path}.{k}: dropped"
-            found = difference(original[k], again[k], f"{path}.{k}")
-            if found:
-                return found
-        extra = [k for k in again if k not in original]
-        return f"{path}.{extra[0]}: added" if extra else None
-    if isinstance(original, list) and isinstance(again, list) and len(original) == len(again):
-        for i, (a, b) in enumerate(zip(original, again)):
-            found = difference(a, b, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    return None if original == again else f"{path}: changed"
 
 
 def score(
     examples: Sequence[Path],
     lookup: Callable[[str], Any],
-    decode: Decode,
-    encode: Encode,
+    decode: Callable[[bytes, Any], Any],
+    encode: Callable[[Any], bytes],
 ) -> Score:
     result = Score()
     for path in examples:
-        type_name, label = path.parent.name, f"{path.parent.name}/{path.name}"
         result.examples += 1
-        result.types_total.add(type_name)
-        tp = lookup(type_name)
-        if tp is None:
-            result.fail(label, type_name, "no type of that name")
+        result.types.add(path.parent.name)
+        if (tp := lookup(path.parent.name)) is None:
+            result.fail(path, "no type of that name")
             continue
         data = path.read_bytes()
         try:
             value = decode(data, tp)
         except (msgspec.DecodeError, TypeError, ValueError) as exc:
-            result.fail(label, type_name, "decode " + reason_of(exc))
+            result.fail(path, "decode " + reason_of(exc))
             continue
         result.decoded += 1
         try:
             again = json.loads(encode(value))
         except (msgspec.EncodeError, TypeError, ValueError) as exc:
-            result.fail(label, type_name, "encode " + reason_of(exc))
+            result.fail(path, "encode " + reason_of(exc))
             continue
-        where = difference(json.loads(data), again)
-        if where is None:
+        if again == json.loads(data):
             result.round_tripped += 1
         else:
-            result.fail(
-                f"{label} ({where})",
-                type_name,
-                "re-encoded JSON differs from the original",
-            )
+            result.fail(path, "re-encoded JSON differs from the original")
     return result
 
 
-def dcg_score(version: str, examples: Sequence[Path], tmp: Path) -> tuple[Score, int]:
-    """Score of datamodel-codegen's output, and how many unions it warned msgspec can't decode."""
-    from mcpgen.generator.pins import module_name
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from mcpgen.generated import VERSIONS
+    from mcpgen.generator.pins import module_name, schema_dir
 
-    out = tmp / f"dcg_{module_name(version)}.py"
-    progress(f"datamodel-codegen → {out.name}")
-    warnings = _dcg.generate(version, out).stderr.count(_dcg.UNDECODABLE_WARNING)
-    module = _dcg.load(out, f"bench_dcg_{module_name(version)}")
+    examples = sorted((schema_dir() / args.version / "examples").rglob("*.json"))
+    if not examples:
+        raise SystemExit(f"no upstream examples for {args.version} (have: 2026-07-28, draft)")
+    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
+        out = Path(tmp) / f"dcg_{module_name(args.version)}.py"
+        progress(f"datamodel-codegen → {out.name}")
+        warnings = datamodel_codegen(schema_dir() / args.version / "schema.json", out).stderr
+        sys.path.insert(0, tmp)  # imported by name, so that msgspec resolves its annotations
+        module = importlib.import_module(out.stem)
+        sys.path.remove(tmp)
 
     def lookup(name: str) -> Any:
         return getattr(module, name, None)
@@ -146,96 +114,45 @@ def dcg_score(version: str, examples: Sequence[Path], tmp: Path) -> tuple[Score,
     def decode(data: bytes, tp: Any) -> Any:
         return msgspec.json.decode(data, type=tp)
 
-    return score(examples, lookup, decode, msgspec.json.encode), warnings
-
-
-def mcpgen_score(version: str, examples: Sequence[Path]) -> Score:
-    from mcpgen.generated import VERSIONS
-
-    types = importlib.import_module(f"mcpgen.generated.{VERSIONS[version]}.types")
-    return score(examples, types.DEFINITIONS.get, types.decode, types.encode)
-
-
-def measure(args: argparse.Namespace) -> dict[str, Any]:
-    examples = examples_of(args.version)
-    if not examples:
-        raise SystemExit(f"no upstream examples for {args.version} (have: 2026-07-28, draft)")
-    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
-        dcg, warnings = dcg_score(args.version, examples, Path(tmp))
-    ours = mcpgen_score(args.version, examples)
-
-    n_types = len(ours.types_total)
-    heading(f"upstream examples of {args.version}: {len(examples)} files, {n_types} types")
-    print(
-        table(
-            ["bindings", "decoded", "round-tripped", "types fully round-tripped"],
-            [
-                [
-                    "datamodel-codegen (msgspec.Struct)",
-                    f"{dcg.decoded}/{dcg.examples}",
-                    f"{dcg.round_tripped}/{dcg.examples}",
-                    f"{dcg.types_ok()}/{n_types}",
-                ],
-                [
-                    "mcpgen",
-                    f"{ours.decoded}/{ours.examples}",
-                    f"{ours.round_tripped}/{ours.examples}",
-                    f"{ours.types_ok()}/{n_types}",
-                ],
-            ],
-        )
-    )
+    dcg = score(examples, lookup, decode, msgspec.json.encode)
+    types = importlib.import_module(f"mcpgen.generated.{VERSIONS[args.version]}.types")
+    ours = score(examples, types.DEFINITIONS.get, types.decode, types.encode)
+    heading(f"upstream examples of {args.version}: {len(examples)} files, {len(ours.types)} types")
+    rows = [
+        [label, *(f"{n}/{s.examples}" for n in (s.decoded, s.round_tripped))]
+        + [f"{len(s.types - s.failed_types)}/{len(s.types)}"]
+        for label, s in (("datamodel-codegen (msgspec.Struct)", dcg), ("mcpgen", ours))
+    ]
+    print(table(["bindings", "decoded", "round-tripped", "types fully round-tripped"], rows))
     if args.version == "2026-07-28":
         same = dcg.decoded == CLAIMED["decoded"] and dcg.round_tripped == CLAIMED["round_tripped"]
-        note(
-            f"project's recorded dcg figures: {CLAIMED['decoded']} decoded, {CLAIMED['round_tripped']} "
-            f"round-tripped → {'confirmed' if same else 'DIFFERENT'}"
-        )
-    note(f"datamodel-codegen itself warned that msgspec cannot decode {warnings} of its unions")
-
+        claimed = f"{CLAIMED['decoded']} decoded, {CLAIMED['round_tripped']} round-tripped"
+        note(f"the project's recorded figures ({claimed}): {'confirmed' if same else 'DIFFERENT'}")
+    undecodable = warnings.count(UNDECODABLE)
+    note(f"datamodel-codegen itself warned that msgspec cannot decode {undecodable} of its unions")
     for label, s in (("datamodel-codegen", dcg), ("mcpgen", ours)):
         if s.reasons:
             heading(f"{label}: failures by reason (example files)")
             print(table(["reason", "files"], [[r, n] for r, n in s.reasons.most_common()]))
-        if args.verbose:
-            for example, reason in s.failures:
-                note(f"{example}: {reason}")
-
-    def record(s: Score) -> dict[str, Any]:
-        return {
-            "examples": s.examples,
-            "decoded": s.decoded,
-            "round_tripped": s.round_tripped,
-            "types": len(s.types_total),
-            "types_fully_round_tripped": s.types_ok(),
-            "failure_reasons": dict(s.reasons),
-        }
-
+        for failure in s.failures if args.verbose else ():
+            note(failure)
     return emit(
         NAME,
         {
             "version": args.version,
-            "dcg": record(dcg) | {"undecodable_union_warnings": warnings},
-            "mcpgen": record(ours),
+            "dcg": dcg.record() | {"undecodable_union_warnings": undecodable},
+            "mcpgen": ours.record(),
             "claimed_dcg": CLAIMED if args.version == "2026-07-28" else None,
         },
     )
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench dcg_baseline", description=DESCRIPTION)
-    p.add_argument(
-        "--version",
-        default="2026-07-28",
-        help="a version with upstream examples (default 2026-07-28)",
-    )
+    p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
+    p.add_argument("--version", default="2026-07-28", help="one with examples (2026-07-28)")
     p.add_argument("-v", "--verbose", action="store_true", help="list every failing example")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return measure(parser().parse_args(argv))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,13 +1,7 @@
-"""``python -m bench fuzz [--cases N] [--transport stdio|http|uvicorn|all] [--seed S]``.
-
-The long run of the fuzz suite (``tests/fuzzing.py``; ``tests/test_fuzz.py`` runs a bounded
-subset in CI): mutations of valid traffic of both eras against ``examples/everything`` over
-stdio and over HTTP (the ASGI app in process, and a real uvicorn on 127.0.0.1 with
-``--uvicorn-cases``). Prints, per transport, the cases run, crashes, hangs over 5 s, 5xx
-answers, answers that are not JSON-RPC, tracebacks the server logged, and cases per second;
-then every failure class with its smallest case (exact bytes and headers) and what the
-server did.
-"""
+"""The long run of the fuzz suite (``tests/fuzzing.py``; ``tests/test_fuzz.py`` runs a
+bounded subset): mutated valid traffic of both eras against ``examples/everything`` over
+stdio, the ASGI app in process and a real uvicorn. Per transport: cases, crashes, hangs,
+5xx, non-JSON-RPC answers, logged tracebacks; then each failure class's smallest case."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ from tests.fuzz_report import KINDS, Tally
 from tests.fuzzing import run
 
 from . import BENCHMARKS
-from ._util import emit, load, load_note, note, table
+from .harness import emit, load, load_note, note, table
 
 TRANSPORTS = ("stdio", "http", "uvicorn")
 
@@ -53,16 +47,9 @@ def main(argv: Sequence[str]) -> dict[str, Any]:
         tally = run(transport, count, args.seed, args.budget)
         print(tally.details(), flush=True)
         tallies.append(tally)
-    rows = [
-        [
-            t.transport,
-            t.cases,
-            round(t.seconds, 1),
-            round(t.cases / t.seconds if t.seconds else 0),
-            *(t.counts[k] for k in KINDS),
-        ]
-        for t in tallies
-    ]
+    rows = [[t.transport, t.cases, round(t.seconds, 1)] for t in tallies]
+    for row, t in zip(rows, tallies):
+        row += [round(t.cases / t.seconds if t.seconds else 0), *(t.counts[k] for k in KINDS)]
     print()
     print(table(["transport", "cases", "s", "cases/s", *KINDS], rows))
     failures = sum(t.failures for t in tallies)

@@ -1,19 +1,14 @@
-"""From nothing to a first tool call: ``mcpgen new``, a fresh venv, ``pip install``, and the
-official SDK client calling the example tool over stdio.
-
-The project depends on ``mcpgen`` by name, so the install step installs mcpgen too: from
-this checkout (editable, as a developer of mcpgen would), or with ``--wheels DIR`` offline
-from a directory of wheels (what ``make dist`` fills), as a user without an index would.
-Each step is timed on its own (wall clock); the goal is the total under 15 s. pip's wheel
-cache is warm after the first run, as it would be on a developer's machine, and the first
-run is reported separately.
-"""
+"""From nothing to a first tool call: ``mcpgen new``, a fresh venv, ``pip install`` (mcpgen
+from this checkout, editable, or with ``--wheels DIR`` offline from ``make dist``'s wheels)
+and the SDK's client calling the example tool over stdio; each step timed, the first run
+(pip's cache may be cold) reported apart. The method is described in docs/performance.md."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -23,20 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS
-from ._util import (
-    ROOT,
-    BenchError,
-    Stats,
-    emit,
-    heading,
-    load,
-    load_note,
-    note,
-    progress,
-    run,
-    table,
-    verdict,
-)
+from .harness import ROOT, BenchError, emit, heading, load, load_note, note, progress, run, table
+from .harness import verdict
 
 NAME = "scaffold"
 DESCRIPTION = BENCHMARKS[NAME]
@@ -91,15 +74,8 @@ def once(workdir: Path, wheels: Path | None) -> dict[str, float]:
 
 def main(argv: Sequence[str]) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=DESCRIPTION)
-    parser.add_argument(
-        "--runs", type=int, default=3, help="timed runs after the first (default 3)"
-    )
-    parser.add_argument(
-        "--wheels",
-        type=Path,
-        metavar="DIR",
-        help="install offline from this directory of wheels (make dist), not the checkout",
-    )
+    parser.add_argument("--runs", type=int, default=3, help="timed runs after the first (3)")
+    parser.add_argument("--wheels", type=Path, metavar="DIR", help="install from make dist's")
     args = parser.parse_args(argv)
     wheels = args.wheels.resolve() if args.wheels else None
     if wheels is not None and not any(wheels.glob("mcpgen-*.whl")):
@@ -108,17 +84,14 @@ def main(argv: Sequence[str]) -> dict[str, Any]:
     heading("scaffold → install → first tool call")
     runs: list[dict[str, float]] = []
     for i in range(args.runs + 1):
-        progress(
-            f"run {i + 1} of {args.runs + 1}"
-            + (" (first: pip cache may be cold)" if i == 0 else "")
-        )
+        progress(f"run {i + 1} of {args.runs + 1}" + " (pip's cache may be cold)" * (i == 0))
         workdir = Path(tempfile.mkdtemp(prefix="mcpgen-scaffold-"))
         try:
             runs.append(once(workdir, wheels))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     first, timed = runs[0], runs[1:] or runs
-    medians = {step: Stats.of([r[step] for r in timed]).median for step in (*STEPS, "total")}
+    medians = {step: statistics.median(r[step] for r in timed) for step in (*STEPS, "total")}
     rows = [[step, f"{first[step]:.2f}", f"{medians[step]:.2f}"] for step in (*STEPS, "total")]
     print(table(["step", "first run, s", f"median of {len(timed)}, s"], rows))
     ok = medians["total"] < GOAL_S

@@ -1,9 +1,11 @@
-"""The ceiling: a bare asyncio + msgspec line loop, no MCP library at all.
+"""The ceiling: no MCP library, msgspec and pre-shaped results. Over stdio an asyncio line
+loop (``initialize`` and ``tools/call`` answered, notifications ignored); over HTTP an ASGI
+app under the same uvicorn as the others, answering ``tools/call`` as JSON without any
+header check: what the interpreter, the loop and uvicorn cost per call on this machine.
 
-``python -I bench/servers/bare.py``. Reads a line from stdin through asyncio pipes, decodes
-it with msgspec, answers ``initialize`` and ``tools/call`` (``echo``) with pre-shaped
-results, ignores notifications and answers anything else with "method not found".
-"""
+``python -I bench/servers/bare.py [--transport stdio|http] [serve.py's options]``."""
+
+from __future__ import annotations
 
 import asyncio
 import os
@@ -12,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-PROTOCOL_VERSION = "2025-11-25"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
+from serve import http, option  # noqa: E402
 
 
 class Request(msgspec.Struct):
@@ -22,26 +25,38 @@ class Request(msgspec.Struct):
 
 
 class Result(msgspec.Struct):
-    id: int | str
+    id: int | str | None
     result: Any
     jsonrpc: str = "2.0"
 
 
 class Error(msgspec.Struct):
-    id: int | str
-    error: dict[str, Any]
+    id: int | str | None
+    error: Any
     jsonrpc: str = "2.0"
 
 
-INITIALIZE = {
-    "protocolVersion": PROTOCOL_VERSION,
+INITIALIZED = {
+    "protocolVersion": "2025-11-25",
     "capabilities": {"tools": {}},
     "serverInfo": {"name": "bare-echo", "version": "1.0.0"},
 }
 NOT_FOUND = {"code": -32601, "message": "Method not found"}
+decode = msgspec.json.Decoder(Request).decode
+encode = msgspec.json.Encoder().encode
 
 
-async def serve() -> None:
+def answer(request: Request, modern: bool) -> Result | Error:
+    if request.method == "tools/call":
+        text = request.params.get("arguments", {}).get("text", "")
+        result = {"content": [{"type": "text", "text": text}]}
+        return Result(request.id, result | {"resultType": "complete"} if modern else result)
+    if request.method == "initialize" and not modern:
+        return Result(request.id, INITIALIZED)
+    return Error(request.id, NOT_FOUND)
+
+
+async def stdio() -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**24)
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
@@ -51,26 +66,35 @@ async def serve() -> None:
         lambda: asyncio.streams.FlowControlMixin(loop), stdout
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    decode = msgspec.json.Decoder(Request).decode
-    encode = msgspec.json.Encoder().encode
-    while True:
-        line = await reader.readline()
-        if not line:
-            break
+    while line := await reader.readline():
         request = decode(line)
-        if request.id is None:
-            continue
-        if request.method == "tools/call":
-            text = request.params.get("arguments", {}).get("text", "")
-            reply: Any = Result(request.id, {"content": [{"type": "text", "text": text}]})
-        elif request.method == "initialize":
-            reply = Result(request.id, INITIALIZE)
-        else:
-            reply = Error(request.id, NOT_FOUND)
-        writer.write(encode(reply) + b"\n")
-        await writer.drain()
+        if request.id is not None:
+            writer.write(encode(answer(request, False)) + b"\n")
+            await writer.drain()
     writer.close()
 
 
+async def app(scope: Any, receive: Any, send: Any) -> None:
+    """The ASGI app (``http``): lifespan acknowledged, every POST decoded and answered."""
+    if scope["type"] == "lifespan":
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body, more = body + message.get("body", b""), message.get("more_body", False)
+    reply = answer(decode(body), True)
+    data = encode(reply)
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
+    status = 404 if isinstance(reply, Error) else 200
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
 if __name__ == "__main__":
-    asyncio.run(serve())
+    if option("--transport") == "http":
+        http(app)
+    else:
+        asyncio.run(stdio())

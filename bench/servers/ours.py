@@ -1,41 +1,65 @@
-"""mcpgen's echo server: generated 2025-11-25 stubs served by ``mcpgen.runtime.Server``.
+"""mcpgen's echo server: ``mcpgen.runtime.Server`` serving handlers written against the
+generated stubs (2025-11-25 over stdio, what the client asks for; 2026-07-28 over HTTP), or
+with ``--app`` the same tool on the registry (``App`` + ``@app.tool``).
 
-``python -I bench/servers/ours.py [--versions V[,V...]]``; by default the server accepts
-every generated dated version (the runtime's default), ``--versions`` narrows that.
-"""
+``python -I bench/servers/ours.py [--transport stdio|http] [--app] [serve.py's options]``."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
+from typing import Any
 
-from mcpgen.generated.v2025_11_25 import server as s
-from mcpgen.generated.v2025_11_25 import types as t
-from mcpgen.runtime import INVALID_PARAMS, McpError, Server
+from mcpgen.runtime import INVALID_PARAMS, App, McpError, Server
 
-
-class Echo(s.ServerHandlers):
-    async def list_tools(
-        self, params: t.PaginatedRequestParams, ctx: s.Context
-    ) -> t.ListToolsResult:
-        schema = t.convert(
-            {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-            t.ToolInputSchema,
-        )
-        return t.ListToolsResult(
-            tools=[t.Tool(name="echo", description="Echo text", input_schema=schema)]
-        )
-
-    async def call_tool(self, params: t.CallToolRequestParams, ctx: s.Context) -> t.CallToolResult:
-        if params.name != "echo":
-            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        args = params.arguments if isinstance(params.arguments, dict) else {}
-        return t.CallToolResult(content=[t.TextContent(text=str(args.get("text", "")))])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
+from serve import flag, http, option, profile_on_signal  # noqa: E402
 
 
-def build(argv: list[str]) -> Server:
-    versions = argv[argv.index("--versions") + 1].split(",") if "--versions" in argv else None
-    return Server(Echo(), name="mcpgen-echo", version="1.0.0", versions=versions)
+def handlers(s: Any, t: Any) -> Any:
+    """The echo tool on the raw stubs: the handlers read the arguments by hand."""
+
+    class Echo(s.ServerHandlers):
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            properties = {"text": {"type": "string"}}
+            schema = {"type": "object", "properties": properties, "required": ["text"]}
+            tool = t.Tool(
+                name="echo",
+                description="Echo text",
+                input_schema=t.convert(schema, t.ToolInputSchema),
+            )
+            return t.ListToolsResult(tools=[tool])
+
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            if params.name != "echo":
+                raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+            args = params.arguments if isinstance(params.arguments, dict) else {}
+            return t.CallToolResult(content=[t.TextContent(text=str(args.get("text", "")))])
+
+    return Echo()
+
+
+def build(transport: str = "stdio", app: bool = False) -> Server:
+    version = "v2026_07_28" if transport == "http" else "v2025_11_25"
+    stubs = importlib.import_module(f"mcpgen.generated.{version}.server")
+    if not app:
+        types = importlib.import_module(f"mcpgen.generated.{version}.types")
+        return Server(handlers(stubs, types), name="mcpgen-echo", version="1.0.0")
+    registry = App("mcpgen-echo", "1.0.0", binding=stubs)
+
+    @registry.tool
+    def echo(text: str) -> str:
+        """Echo text"""
+        return text
+
+    return registry.server
 
 
 if __name__ == "__main__":
-    build(sys.argv[1:]).run_stdio()
+    server = build(option("--transport", "stdio"), flag("--app"))
+    profile_on_signal()
+    if option("--transport") == "http":
+        http(server.http_app())
+    else:
+        server.run_stdio()

@@ -1,52 +1,73 @@
-"""The official MCP Python SDK's echo server: low-level ``Server`` + ``stdio_server()``.
+"""The official MCP Python SDK's echo server: the low-level ``Server`` (as in
+docs/dev/mcp-sdk-2.3-notes.md, section 3), or with ``--mcpserver`` the decorator server
+``MCPServer`` + ``@server.tool()`` (log level WARNING: at its default INFO it logs every
+request). Over HTTP, ``streamable_http_app(stateless_http=True, json_response=True)``;
+``--stateful`` gives legacy clients sessions (``http_calls --legacy``).
 
-``python -I bench/servers/sdk.py`` (as in docs/dev/mcp-sdk-2.3-notes.md, section 3).
-"""
+``python -I bench/servers/sdk.py [--transport stdio|http] [--mcpserver] [--stateful]
+[serve.py's options]``."""
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
-import anyio
-import mcp.types as types
-from mcp import MCPError
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-
-Ctx = ServerRequestContext[Any]
-
-TOOL = types.Tool(
-    name="echo",
-    description="Echo text",
-    input_schema={
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    },
-)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
+from serve import flag, http, option  # noqa: E402
 
 
-async def list_tools(
-    ctx: Ctx, params: types.PaginatedRequestParams | None
-) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[TOOL])
+def low_level() -> Any:
+    import mcp.types as types
+    from mcp import MCPError
+    from mcp.server.lowlevel import Server
+
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    tool = types.Tool(name="echo", description="Echo text", input_schema=schema)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name != "echo":
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        text = str((params.arguments or {})["text"])
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    return Server("sdk-echo", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-    if params.name != "echo":
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-    args = params.arguments or {}
-    return types.CallToolResult(content=[types.TextContent(type="text", text=str(args["text"]))])
+def mcpserver() -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("sdk-echo", version="1.0.0", log_level="WARNING")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo text"""
+        return text
+
+    return server
 
 
-server = Server("sdk-echo", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+def build(decorators: bool = False) -> Any:
+    return mcpserver() if decorators else low_level()
 
 
-async def main() -> None:
+async def stdio(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    server = build(flag("--mcpserver"))
+    if option("--transport") == "http":
+        http(server.streamable_http_app(stateless_http=not flag("--stateful"), json_response=True))
+    elif flag("--mcpserver"):
+        server.run("stdio")
+    else:
+        import anyio
+
+        anyio.run(stdio, server)

@@ -1,0 +1,232 @@
+"""Where a server's time goes: the echo servers' code driven inside this process (an ASGI
+app through fake receive/send, our runtime's Connection and Session on in-memory frames),
+and a cProfile of a running server, switched on and off by SIGUSR1, summarised."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import io
+import math
+import os
+import pstats
+import signal
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .harness import SERVERS, BenchError, note, table
+from .peers import CALL, INITIALIZE, INITIALIZED, MODERN_HEADERS, PATH, TEXT, modern_call
+
+Message = dict[str, Any]
+App = Callable[..., Awaitable[None]]
+"""An ASGI app: ``app(scope, receive, send)``."""
+T = TypeVar("T")
+
+
+def server_script(name: str) -> Any:
+    """``bench/servers/NAME.py`` as a module of this process, once (registered, so that
+    msgspec resolves its annotations; it puts its folder on ``sys.path`` for ``serve.py``)."""
+    if (module := sys.modules.get(f"bench_server_{name}")) is None:
+        spec = importlib.util.spec_from_file_location(
+            f"bench_server_{name}", SERVERS / f"{name}.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
+
+
+def asgi_app(key: str) -> App:
+    """The ASGI app a peer serves over HTTP (see ``peers.PEERS``), built in this process."""
+    if key in ("ours", "ours-app"):
+        app: App = server_script("ours").build("http", key == "ours-app").http_app()
+    elif key in ("sdk", "sdk-mcpserver"):
+        server = server_script("sdk").build(key == "sdk-mcpserver")
+        app = server.streamable_http_app(stateless_http=True, json_response=True)
+    else:
+        app = server_script("bare").app
+    return app
+
+
+async def drive(
+    app: App, n: int, concurrency: int, between: Callable[[], None] | None = None
+) -> float:
+    """µs per request of ``app`` alone: ``n`` stateless calls, ``concurrency`` at a time,
+    after the lifespan's start-up (as uvicorn runs it) and 50 untimed calls; answers are
+    checked. ``between`` runs before every batch (``app_instructions`` evicts the caches)."""
+    inbox: asyncio.Queue[Message] = asyncio.Queue()
+    outbox: asyncio.Queue[Message] = asyncio.Queue()
+    state: dict[str, Any] = {}
+    lifespan = asyncio.ensure_future(
+        app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": state}, inbox.get, outbox.put)
+    )
+    await inbox.put({"type": "lifespan.startup"})
+    started = asyncio.ensure_future(outbox.get())
+    await asyncio.wait({started, lifespan}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    if not started.done() or started.result()["type"] != "lifespan.startup.complete":
+        raise BenchError(f"lifespan start-up failed: {lifespan.done() and lifespan.exception()}")
+    headers = [(k.lower().encode(), v.encode()) for k, v in MODERN_HEADERS.items()]
+    scope: dict[str, Any] = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
+    scope |= {"method": "POST", "scheme": "http", "path": PATH, "raw_path": PATH.encode()}
+    scope |= {"query_string": b"", "root_path": "", "client": ("127.0.0.1", 50000)}
+    scope |= {"server": ("127.0.0.1", 3001), "headers": [*headers, (b"host", b"127.0.0.1:3001")]}
+    body, bad = modern_call(1), []
+
+    async def one() -> None:
+        sent, out, status = False, [], 0
+
+        async def receive() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()  # the client never disconnects
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            nonlocal status
+            status = message.get("status", status)
+            out.append(message.get("body", b""))
+
+        await app(scope | {"state": dict(state)}, receive, send)
+        if status != 200 or TEXT.encode() not in b"".join(out):
+            bad.append(b"".join(out)[:300])
+
+    for _ in range(50):
+        await one()
+    t0, done = time.perf_counter_ns(), 0
+    while done < n:
+        if between is not None:
+            between()
+        batch = min(concurrency, n - done)
+        await (one() if batch == 1 else asyncio.gather(*(one() for _ in range(batch))))
+        done += batch
+    elapsed = time.perf_counter_ns() - t0
+    await inbox.put({"type": "lifespan.shutdown"})
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(lifespan, 10)
+    if bad:
+        raise BenchError(f"in-process answers were wrong: {bad[0]!r}")
+    return elapsed / n / 1e3
+
+
+def connection_us(n: int, repeat: int = 5, app: bool = False) -> float:
+    """Best of ``repeat``, µs per ``tools/call`` through our sans-IO ``Connection`` alone
+    (frame in → event; result → frame out), with the stdio server's stubs: no pipes, no
+    event loop. The handler is left out (its result is built once)."""
+    ours = server_script("ours")
+    conn = ours.build("stdio", app).connection()
+    conn.receive(INITIALIZE)
+    conn.receive(INITIALIZED)
+    types = importlib.import_module("mcpgen.generated.v2025_11_25.types")
+    result = types.CallToolResult(content=[types.TextContent(text="echo")])
+    frames = [CALL % (i, i) for i in range(1, n + 1)]
+    best = math.inf
+    for _ in range(repeat):
+        started = time.perf_counter_ns()
+        for frame in frames:
+            event = conn.receive(frame)[0]
+            conn.result(event.id, result, event.spec.name)
+        best = min(best, (time.perf_counter_ns() - started) / n / 1e3)
+    return best
+
+
+class Loopback:
+    """An in-memory transport: ``frames`` handed out one loop iteration apart (one request
+    in flight, as over stdio); what is sent back is counted."""
+
+    def __init__(self, frames: Sequence[bytes]) -> None:
+        self.frames, self.sent = iter(frames), 0
+
+    async def receive(self) -> bytes | None:
+        await asyncio.sleep(0)
+        return next(self.frames, None)
+
+    async def send(
+        self, data: bytes, related: object = None, final: bool = False, status: object = None
+    ) -> None:
+        self.sent += 1
+
+    async def close(self) -> None:
+        return None
+
+
+def session_us(n: int, repeat: int = 5, app: bool = False) -> float:
+    """Best of ``repeat``, µs per ``tools/call`` through our whole runtime in process
+    (``Server.serve`` on a ``Loopback``: session, tasks, dispatch, the handler, the
+    connection), the loopback's own idle loop iteration per call included."""
+    ours, best = server_script("ours"), math.inf
+    for _ in range(repeat):
+        transport = Loopback([INITIALIZE, INITIALIZED, *(CALL % (i, i) for i in range(1, n + 1))])
+        server = ours.build("stdio", app)
+
+        async def serve() -> int:
+            started = time.perf_counter_ns()
+            await server.serve(transport)
+            return time.perf_counter_ns() - started
+
+        elapsed = asyncio.run(serve())
+        if transport.sent != n + 1:
+            raise BenchError(f"loopback: {transport.sent} answers to {n + 1} requests")
+        best = min(best, elapsed / n / 1e3)
+    return best
+
+
+# -- cProfile of a running server ----------------------------------------------------------------
+
+
+def under_profile(pid: int, out: Path, work: Callable[[], T]) -> T:
+    """Run ``work`` with the profiler of a server started with ``--profile OUT`` switched
+    on (SIGUSR1 before and after); returns when the server has written its profile."""
+    os.kill(pid, signal.SIGUSR1)
+    time.sleep(0.1)
+    result = work()
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 30
+    while not Path(f"{out}.done").exists():
+        if time.monotonic() > deadline:
+            raise BenchError("the profiled server wrote no profile")
+        time.sleep(0.05)
+    return result
+
+
+IDLE = "waiting in epoll"
+
+
+def where(filename: str, func: str) -> str:
+    """A profile entry's group: its module, under its package for ours, asyncio, uvicorn."""
+    if filename == "~":
+        return IDLE if "poll" in func else func
+    path = Path(filename)
+    package = next(
+        (p for p in ("runtime", "generated", "asyncio", "uvicorn") if p in path.parts), ""
+    )
+    return f"{package}.{path.stem}" if package else path.name
+
+
+def summary(path: Path, n: int, unit: str, top: int = 12) -> dict[str, Any]:
+    """A cProfile dump of ``n`` units of work: own time by module, then the top functions."""
+    raw: dict[tuple[str, int, str], tuple[Any, ...]] = getattr(pstats.Stats(str(path)), "stats")
+    own: dict[str, float] = defaultdict(float)
+    for (filename, _, func), (_, _, tottime, *_) in raw.items():
+        own[where(filename, func)] += tottime
+    busy = sum(v for k, v in own.items() if k != IDLE)
+    note(f"busy (not in epoll): {busy / n * 1e6:.1f} µs per {unit}, profiler overhead included")
+    ranked = sorted(own.items(), key=lambda kv: kv[1], reverse=True)[:top]
+    rows = [[k, f"{v / n * 1e6:.1f}", "" if k == IDLE else f"{v / busy:.0%}"] for k, v in ranked]
+    print(table(["where (own time)", f"µs per {unit}", "share of busy"], rows))
+    buffer = io.StringIO()
+    pstats.Stats(str(path), stream=buffer).strip_dirs().sort_stats("tottime").print_stats(top)
+    lines = buffer.getvalue().splitlines()
+    lines = lines[next(i for i, x in enumerate(lines) if x.lstrip().startswith("ncalls")) :]
+    print("\n".join(lines).rstrip())
+    return {
+        f"busy_us_per_{unit}": round(busy / n * 1e6, 1),
+        f"own_us_per_{unit}": {k: round(v / n * 1e6, 2) for k, v in ranked},
+        "top_tottime": [x.strip() for x in lines[1:] if x.strip()],
+    }
