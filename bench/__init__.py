@@ -1,9 +1,4 @@
-"""Benchmarks of mcpgen against its peers, measured side by side in the same run.
-
-Run ``python -m bench`` for all of them, ``python -m bench --list`` to list them, and
-``python -m bench NAME [options]`` (``--help`` after the name) for one. Each benchmark prints
-a small table and one machine-readable line starting with ``BENCH `` (JSON).
-"""
+"""Benchmarks of mcpgen against its peers, side by side in one run: see docs/performance.md."""
 
 from __future__ import annotations
 

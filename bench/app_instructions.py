@@ -1,8 +1,4 @@
-"""Instructions and simulated cache misses per stateless ``tools/call`` of each ASGI app,
-driven in process under ``valgrind --tool=cachegrind`` with the caches evicted before every
-request: the figure that judges a change to the request path without the machine's noise.
-Each app runs N1 and N2 requests; per request = the difference / (N2 - N1), minus a null
-app's. The method is described in docs/performance.md. Needs valgrind."""
+"""Instructions and cache misses per ``tools/call`` of each ASGI app, under cachegrind."""
 
 from __future__ import annotations
 
@@ -43,8 +39,7 @@ def evictor() -> Callable[[], None]:
 
 
 def null_of(bare: App) -> App:
-    """The baseline: the bare app's lifespan, but requests answered without reading them,
-    so that what the driver and the ASGI calls cost counts as no app's."""
+    """The baseline: the bare app's lifespan, but requests answered without reading them."""
 
     async def null_app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -57,19 +52,14 @@ def null_of(bare: App) -> App:
 
 
 def counted(key: str, n: int) -> dict[str, int]:
-    """cachegrind's totals for one child: ``n`` requests of app ``key`` (``null``: the null
-    app), each after an eviction."""
+    """cachegrind's totals for ``n`` requests of app ``key`` (``null``), each after an eviction."""
     command = [tool("valgrind"), "--tool=cachegrind", "--cache-sim=yes"]
     command += ["--cachegrind-out-file=/dev/null", sys.executable, "-m", f"bench.{NAME}"]
+    command += ["--child", key, str(n)]
     env = os.environ | {"PYTHONHASHSEED": "0"}
     try:
         done = subprocess.run(
-            [*command, "--child", key, str(n)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT_S,
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S
         )
     except subprocess.TimeoutExpired:
         raise BenchError(f"cachegrind run of {key} ({n} requests) took over {CHILD_TIMEOUT_S} s")
@@ -106,37 +96,27 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     rows = [[key, *(f"{f[k]:,.0f}" for k in ("ir", "i1", "d1"))] for key, f in results.items()]
     for row, f in zip(rows, results.values()):
         row += [f"{f['ll']:,.1f}", f"{f['cycles']:,.0f}"]
-    print(
-        table(["app", "instructions", "I1 misses", "D1 misses", "LL misses", "est. cycles"], rows)
-    )
+    columns = "instructions|I1 misses|D1 misses|LL misses|est. cycles"
+    print(table(["app", *columns.split("|")], rows))
     note("est. cycles = instructions + 10 × (I1 + D1 misses) + 100 × LL misses")
     ratios: dict[str, float] = {}
     for top, bottom in (("sdk", "ours"), ("ours", "bare"), ("ours-app", "ours")):
         if top in results and bottom in results:
-            r = ratios[f"{top}_over_{bottom}_cycles"] = round(
-                results[top]["cycles"] / results[bottom]["cycles"], 2
-            )
+            r = round(results[top]["cycles"] / results[bottom]["cycles"], 2)
+            ratios[f"{top}_over_{bottom}_cycles"] = r
             note(f"{top} / {bottom}: {r:.2f}× the est. cycles per request")
     payload = {"n1": args.n1, "n2": args.n2, "per_request": results, "ratios": ratios}
     return emit(NAME, payload | {"load_average": load_note(start)})
 
 
-def parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--n1", type=int, default=100, help="requests in the shorter run (100)")
     p.add_argument("--n2", type=int, default=400, help="requests in the longer run (400)")
-    p.add_argument(
-        "--apps",
-        type=peer_list,
-        default=["bare", "ours", "sdk"],
-        help="comma-separated (bare,ours,sdk; also ours-app, sdk-mcpserver)",
-    )
+    apps = "comma-separated (bare,ours,sdk; also ours-app, sdk-mcpserver)"
+    p.add_argument("--apps", type=peer_list, default=["bare", "ours", "sdk"], help=apps)
     p.add_argument("--child", nargs=2, metavar=("KEY", "N"), help=argparse.SUPPRESS)
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    args = parser().parse_args(argv)
+    args = p.parse_args(argv)
     if args.child:
         key, n = args.child[0], int(args.child[1])
         app = null_of(asgi_app("bare")) if key == "null" else asgi_app(key)

@@ -1,7 +1,4 @@
-"""The long run of the fuzz suite (``tests/fuzzing.py``; ``tests/test_fuzz.py`` runs a
-bounded subset): mutated valid traffic of both eras against ``examples/everything`` over
-stdio, the ASGI app in process and a real uvicorn. Per transport: cases, crashes, hangs,
-5xx, non-JSON-RPC answers, logged tracebacks; then each failure class's smallest case."""
+"""The long run of the fuzz suite (``tests/fuzzing.py``) against ``examples/everything``."""
 
 from __future__ import annotations
 
@@ -21,19 +18,11 @@ TRANSPORTS = ("stdio", "http", "uvicorn")
 def main(argv: Sequence[str]) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="python -m bench fuzz", description=BENCHMARKS["fuzz"])
     p.add_argument("--cases", type=int, default=20_000, help="cases per transport (20,000)")
-    p.add_argument(
-        "--transport",
-        choices=[*TRANSPORTS, "all"],
-        default="all",
-        help="http: the ASGI app in process, then --uvicorn-cases over a real uvicorn",
-    )
+    transport = "http: the ASGI app in process, then --uvicorn-cases over a real uvicorn"
+    p.add_argument("--transport", choices=[*TRANSPORTS, "all"], default="all", help=transport)
     p.add_argument("--seed", type=int, default=11)
-    p.add_argument(
-        "--uvicorn-cases",
-        type=int,
-        default=1_000,
-        help="cases over a real uvicorn with --transport http or all (1,000)",
-    )
+    uvicorn_cases = "cases over a real uvicorn with --transport http or all (1,000)"
+    p.add_argument("--uvicorn-cases", type=int, default=1_000, help=uvicorn_cases)
     p.add_argument("--budget", type=float, default=None, help="seconds per transport at most")
     args = p.parse_args(list(argv))
     start = load()
@@ -54,21 +43,10 @@ def main(argv: Sequence[str]) -> dict[str, Any]:
     print(table(["transport", "cases", "s", "cases/s", *KINDS], rows))
     failures = sum(t.failures for t in tallies)
     note(f"{failures} failures in {sum(t.cases for t in tallies)} cases")
-    loads = load_note(start)
-    return emit(
-        "fuzz",
-        {
-            "seed": args.seed,
-            "failures": failures,
-            "transports": {
-                t.transport: {
-                    "cases": t.cases,
-                    "seconds": round(t.seconds, 2),
-                    **{k: t.counts[k] for k in KINDS},
-                    "classes": sorted(f"{f.kind}: {f.signature}" for f in t.classes.values()),
-                }
-                for t in tallies
-            },
-            "load": loads,
-        },
-    )
+    transports: dict[str, Any] = {}
+    for t in tallies:
+        classes = sorted(f"{f.kind}: {f.signature}" for f in t.classes.values())
+        transports[t.transport] = {"cases": t.cases, "seconds": round(t.seconds, 2)}
+        transports[t.transport] |= {k: t.counts[k] for k in KINDS} | {"classes": classes}
+    result = {"seed": args.seed, "failures": failures, "transports": transports}
+    return emit("fuzz", result | {"load": load_note(start)})

@@ -1,7 +1,4 @@
-"""Generating every pinned version: mcpgen's CLI against datamodel-codegen's (once per
-schema, in turn), fresh processes into fresh directories, interleaved rounds; ``--profile``
-(automatic when a goal is missed) adds a cProfile of the CLI. The method is described in
-docs/performance.md."""
+"""Generating every pinned version: mcpgen's CLI against datamodel-codegen's, once per schema."""
 
 from __future__ import annotations
 
@@ -27,9 +24,8 @@ def mcpgen(versions: Sequence[str], out: Path, jobs: int, profile: Path | None =
     """mcpgen's CLI; with ``profile``, under cProfile (written there)."""
     cprofile = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "mcpgen"]
     options = ["--version", ",".join(versions), "--package", PACKAGE, "--out", str(out)]
-    return run(
-        [*(cprofile if profile else [tool("mcpgen")]), "generate", *options, "--jobs", str(jobs)]
-    )
+    command = cprofile if profile else [tool("mcpgen")]
+    return run([*command, "generate", *options, "--jobs", str(jobs)])
 
 
 def dcg(versions: Sequence[str], out: Path) -> dict[str, Completed]:
@@ -68,9 +64,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         fast, beats = s["mcpgen"]["wall_s"] < GOAL_S, s["mcpgen"]["wall_s"] < s["dcg"]["wall_s"]
         heading(f"generating {len(versions)} versions, median of {args.runs} interleaved runs")
         note(f"mcpgen: `mcpgen generate --version {args.version} --package {PACKAGE} --out <tmp>`")
-        note(
-            "datamodel-codegen: `datamodel-codegen --input schema/<v>/schema.json --input-file-type"
-        )
+        command = "datamodel-codegen --input schema/<v>/schema.json --input-file-type"
+        note(f"datamodel-codegen: `{command}")
         note("  jsonschema --output-model-type msgspec.Struct --output <tmp>/<v>.py`, per version")
         names = {"mcpgen": "mcpgen (CLI)", "dcg": "datamodel-codegen (CLI, sum)"}
         rows = [
@@ -78,55 +73,38 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             for k, x in s.items()
         ]
         print(table(["tool", "wall median s", "min", "max", "CPU median s"], rows))
-        note(
-            f"wall, mcpgen / datamodel-codegen: {ratio(s['mcpgen']['wall_s'], s['dcg']['wall_s'])}"
-        )
-        note(
-            f"CPU (user + system, workers included): {ratio(s['mcpgen']['cpu_s'], s['dcg']['cpu_s'])}"
-        )
+        wall, cpu = (ratio(s["mcpgen"][f], s["dcg"][f]) for f in ("wall_s", "cpu_s"))
+        note(f"wall, mcpgen / datamodel-codegen: {wall}")
+        note(f"CPU (user + system, workers included): {cpu}")
         note(
             f"goals: mcpgen < {GOAL_S:.0f} s → {s['mcpgen']['wall_s']:.2f} s, {verdict(fast)}; "
             f"faster than datamodel-codegen → {verdict(beats)}"
         )
-        note(
-            "datamodel-codegen per version, s: "
-            + ", ".join(f"{v} {dcg_each[v]:.2f}" for v in versions)
-        )
+        each = ", ".join(f"{v} {dcg_each[v]:.2f}" for v in versions)
+        note(f"datamodel-codegen per version, s: {each}")
         load_average = load_note(started_load)
         if args.profile or not (fast and beats):
             heading("cProfile of `mcpgen generate --jobs 1` (black in process), top 15 by own time")
             mcpgen(versions, tmp / "profiled", 1, tmp / "generate.prof")
-            pstats.Stats(str(tmp / "generate.prof")).strip_dirs().sort_stats("tottime").print_stats(
-                15
-            )
-    return emit(
-        NAME,
-        {
-            "versions": versions,
-            "runs": args.runs,
-            "jobs": args.jobs,
-            "seconds": s,
-            "dcg_per_version_s": {v: dcg_each[v] for v in versions},
-            "ratio_mcpgen_over_dcg": round(s["mcpgen"]["wall_s"] / s["dcg"]["wall_s"], 4),
-            "goal_s": GOAL_S,
-            "goal_met": fast,
-            "faster_than_dcg": beats,
-            "load_average": load_average,
-        },
-    )
+            stats = pstats.Stats(str(tmp / "generate.prof")).strip_dirs()
+            stats.sort_stats("tottime").print_stats(15)
+    result: dict[str, Any] = {
+        "versions": versions,
+        "runs": args.runs,
+        "jobs": args.jobs,
+        "seconds": s,
+    }
+    result["dcg_per_version_s"] = {v: dcg_each[v] for v in versions}
+    result["ratio_mcpgen_over_dcg"] = round(s["mcpgen"]["wall_s"] / s["dcg"]["wall_s"], 4)
+    result |= {"goal_s": GOAL_S, "goal_met": fast, "faster_than_dcg": beats}
+    return emit(NAME, result | {"load_average": load_average})
 
 
-def parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--runs", type=int, default=3, help="timed runs per tool (3)")
     p.add_argument("--version", default="all", help="versions to generate (all)")
     p.add_argument("--jobs", type=int, default=2, help="mcpgen --jobs (2, the CLI's default)")
     p.add_argument("--no-warmup", action="store_true", help="no untimed run of each tool first")
-    p.add_argument(
-        "--profile", action="store_true", help="cProfile the pipeline even if goals are met"
-    )
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return measure(parser().parse_args(argv))
+    p.add_argument("--profile", action="store_true", help="cProfile the CLI even if goals are met")
+    return measure(p.parse_args(argv))

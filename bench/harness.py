@@ -1,12 +1,9 @@
-"""What every benchmark shares: child processes (over pipes or a port), wrk, CPU and memory
-readings, statistics, tables and the report: tables, then one ``BENCH {json}`` line. The
-method is described in docs/performance.md."""
+"""What every benchmark shares: child processes, wrk, CPU and memory, statistics, the report."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import platform
 import resource
@@ -97,13 +94,6 @@ def memory(pid: int) -> dict[str, float]:
     return {w[0][:-1]: int(w[1]) / 1024 for w in lines if w and w[0] in wanted}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class Process:
     """A spawned server, talked to over its pipes (``pipes``) or over a port (``listen``)."""
 
@@ -116,14 +106,11 @@ class Process:
             list(command), stdin=pipe or subprocess.DEVNULL, stdout=pipe or self.errors,
             stderr=self.errors, env=clean_env(), cwd=ROOT, bufsize=0,
         )  # fmt: skip
+        self.pid = self.proc.pid
         self.fd_in = self.proc.stdin.fileno() if self.proc.stdin else -1
         self.watchdog = threading.Timer(DEADLINE_S, self.proc.kill)
         self.watchdog.daemon = True
         self.watchdog.start()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def read_line(self) -> bytes:
         assert self.proc.stdout is not None
@@ -190,8 +177,7 @@ end
 
 
 def lua_script(headers: dict[str, str], body: bytes, template: bytes = b"", first: int = 0) -> str:
-    """A wrk script POSTing ``body`` (pre-built once: wrk's cheapest mode), or, with a
-    ``template``, ``template % (n, n)`` for n = first + 1, first + 2, … (built in Lua)."""
+    """A wrk script POSTing ``body``, or ``template % (n, n)`` for n = first + 1, … (in Lua)."""
     quote = "[===[{}]===]".format
     lines = ['wrk.method = "POST"', f"wrk.body = {quote(body.decode())}"]
     lines += [f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items()]
@@ -237,17 +223,16 @@ def wrk(script: Path, server: Process, path: str, connections: int, seconds: int
 
 
 def medians(samples: Sequence[Any], fields: Sequence[str]) -> dict[str, Any]:
-    """The median of each field (attribute or key) over samples (rounds, cells, spawns),
-    rounded, and the first field's minimum, maximum and values round by round."""
-    values = {f: [s[f] if isinstance(s, dict) else getattr(s, f) for s in samples] for f in fields}
+    """Each field's median over samples (dicts or objects); the first field's min, max, rounds."""
+    values = {f: values_of(samples, f) for f in fields}
     first = [round(x, 2) for x in values[fields[0]]]
     out = {f: round(statistics.median(v), 2) for f, v in values.items()}
     return out | {"min": min(first), "max": max(first), "rounds": first}
 
 
-def percentile(sorted_ns: Sequence[int], q: float) -> float:
-    """Nearest-rank percentile of sorted nanosecond samples, in µs."""
-    return sorted_ns[max(1, math.ceil(q / 100 * len(sorted_ns))) - 1] / 1e3
+def values_of(samples: Sequence[Any], field: str) -> list[Any]:
+    """A field (key or attribute) of every sample."""
+    return [s[field] if isinstance(s, dict) else getattr(s, field) for s in samples]
 
 
 def alternate(items: Sequence[Any], i: int) -> list[Any]:

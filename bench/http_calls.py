@@ -1,8 +1,4 @@
-"""``tools/call`` over Streamable HTTP under one uvicorn configuration, loaded by wrk: our
-``Server.http_app()``, the SDK's stateless JSON ``streamable_http_app()`` and a bare ASGI
-app (the ceiling) in interleaved rounds; ``--app`` adds the registry's peers, ``--legacy``
-a 2025-11-25 session. ``--profile`` (automatic when the goal is missed) shows where our
-server's time goes. The method is described in docs/performance.md."""
+"""``tools/call`` over Streamable HTTP under uvicorn, loaded by wrk (see docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import socket
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -18,15 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS, peers
-from .harness import Cell, Process, alternate, emit, free_port, heading, load, load_note
-from .harness import lua_script, medians, memory, note, progress, table, verdict, wrk
+from .harness import Cell, Process, alternate, emit, heading, load, load_note, lua_script
+from .harness import medians, memory, note, progress, table, verdict, wrk
 from .peers import CALL, MODERN_HEADERS, PATH, TEXT, Peer, legacy_headers, modern_call
-from .peers import open_session, post
+from .peers import open_session, post, rate_row
 from .profiles import asgi_app, drive, summary, under_profile
 
 NAME = "http_calls"
 GOAL_SPEEDUP = 3.0
 """Ours ≥ 3× the SDK's requests/s at every concurrency."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 @contextlib.contextmanager
@@ -85,64 +89,46 @@ def report_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]
     keys = [p.key for p in variant.chosen]
     heading(
         f"{variant.name}: tools/call over Streamable HTTP, uvicorn (1 worker), wrk -t1; "
-        f"{args.duration} s per cell after {args.warmup} s, median of {args.rounds} interleaved rounds"
+        f"{args.duration} s per cell after {args.warmup} s, median of {args.rounds} "
+        "interleaved rounds"
     )
     for peer in variant.chosen:
         note(f"{peer.key}: `{peer.shown('http', *uvicorn_args(args))}`")
     note("server CPU per request; busy = CPU / wall (1.0 = one core)")
     fields = ("requests_per_s", "p50_us", "p99_us", "server_cpu_us", "server_busy", "wrk_busy")
-    per: dict[str, dict[str, Any]] = {}
-    rows: list[list[object]] = []
-    for c in args.concurrency:
-        for k in keys:
-            m = per[f"{k}@c{c}"] = medians(variant.cells[(k, c)], fields)
-            rows.append([c, k, *(round(m[f]) for f in (fields[0], "min", "max"))])
-            rows[-1] += [m[f] for f in fields[1:]]
+    cells = [(c, k) for c in args.concurrency for k in keys]
+    per = {f"{k}@c{c}": medians(variant.cells[(k, c)], fields) for c, k in cells}
+    rows = [[c, k, *rate_row(per[f"{k}@c{c}"], fields)] for c, k in cells]
     columns = "req/s|min|max|p50 µs|p99 µs|server CPU µs/req|busy|wrk busy"
     print(table(["conc", "server", *columns.split("|")], rows))
     ratios: dict[str, dict[str, float]] = {}
-    if "ours" in keys and "sdk" in keys:
-        for c in args.concurrency:
-            o, s, b = per[f"ours@c{c}"], per[f"sdk@c{c}"], per.get(f"bare@c{c}")
-            r = ratios[f"c{c}"] = {
-                "requests_per_s": round(o["requests_per_s"] / s["requests_per_s"], 3),
-                "p50": round(o["p50_us"] / s["p50_us"], 3),
-                "server_cpu_per_request": round(o["server_cpu_us"] / s["server_cpu_us"], 3),
-            }
-            if b:
-                r["ours_over_bare"] = round(o["requests_per_s"] / b["requests_per_s"], 3)
-                r["bare_over_sdk"] = round(b["requests_per_s"] / s["requests_per_s"], 3)
-            note(
-                f"c={c}: ours/SDK req/s {r['requests_per_s']:.2f}×, p50 {r['p50']:.2f}×, server "
-                f"CPU per request {r['server_cpu_per_request']:.2f}×"
-                + (
-                    f"; ours/bare req/s {r['ours_over_bare']:.2f}×, bare/SDK {r['bare_over_sdk']:.2f}×"
-                    if b
-                    else ""
-                )
-            )
+    compared = args.concurrency if {"ours", "sdk"} <= set(keys) else []
+    for c in compared:
+        o, s, b = per[f"ours@c{c}"], per[f"sdk@c{c}"], per.get(f"bare@c{c}")
+        r = ratios[f"c{c}"] = {
+            "requests_per_s": round(o["requests_per_s"] / s["requests_per_s"], 3),
+            "p50": round(o["p50_us"] / s["p50_us"], 3),
+            "server_cpu_per_request": round(o["server_cpu_us"] / s["server_cpu_us"], 3),
+        }
+        text = f"c={c}: ours/SDK req/s {r['requests_per_s']:.2f}×, p50 {r['p50']:.2f}×, "
+        text += f"server CPU per request {r['server_cpu_per_request']:.2f}×"
+        if b:
+            r["ours_over_bare"] = round(o["requests_per_s"] / b["requests_per_s"], 3)
+            r["bare_over_sdk"] = round(b["requests_per_s"] / s["requests_per_s"], 3)
+            text += f"; ours/bare req/s {r['ours_over_bare']:.2f}×, "
+            text += f"bare/SDK {r['bare_over_sdk']:.2f}×"
+        note(text)
     goal: dict[str, Any] = {}
     if ratios:
         met = all(r["requests_per_s"] >= GOAL_SPEEDUP for r in ratios.values())
         goal = {"goal": GOAL_SPEEDUP, "met": met}
-        note(
-            f"goal: ours ≥ {GOAL_SPEEDUP:.0f}× the SDK's req/s at each concurrency → {verdict(met)}"
-        )
+        note(f"goal: ours ≥ {GOAL_SPEEDUP:g}× the SDK's req/s at each concurrency → {verdict(met)}")
     busiest = max(s["wrk_busy"] for s in per.values())
     note(f"wrk used at most {busiest:.0%} of a core" + (": it may be the limit" * (busiest > 0.5)))
     rss = [[k, *(round(x, 1) for x in v.values())] for k, v in variant.rss.items()]
     print(table(["server", "VmRSS MiB before load", "after", "VmHWM"], rss))
-    out = {"servers": {p.key: p.shown("http") for p in variant.chosen}}
-    return out | {
-        "results": per,
-        "ratio_ours_over_sdk": ratios,
-        "goal": goal,
-        "memory_mib": variant.rss,
-    }
-
-
-def rounds(cells: Sequence[Cell]) -> tuple[list[float], list[float]]:
-    return [x.requests_per_s for x in cells], [x.server_cpu_us for x in cells]
+    out = {"servers": {p.key: p.shown("http") for p in variant.chosen}, "results": per}
+    return out | {"ratio_ours_over_sdk": ratios, "goal": goal, "memory_mib": variant.rss}
 
 
 def uvicorn_args(args: argparse.Namespace) -> list[str]:
@@ -153,15 +139,12 @@ def uvicorn_stack(args: argparse.Namespace) -> dict[str, str]:
     """The event loop and HTTP parser uvicorn's ``auto`` picks here."""
     has = {name: importlib.util.find_spec(name) is not None for name in ("uvloop", "httptools")}
     loop = args.loop if args.loop != "auto" else ("uvloop" if has["uvloop"] else "asyncio")
-    return {
-        "loop": loop,
-        "http": args.http if args.http != "auto" else ("httptools" if has["httptools"] else "h11"),
-    }
+    http = args.http if args.http != "auto" else ("httptools" if has["httptools"] else "h11")
+    return {"loop": loop, "http": http}
 
 
 def prepare(variant: Variant, key: str, server: Process, check: int, tmp: Path) -> None:
-    """Check a server's answers before timing (``check`` calls, then wrk's request) and
-    write its wrk script: one fixed stateless request, or calls in a new legacy session."""
+    """Check a server's answers (``check`` calls, then wrk's request); write its wrk script."""
     if variant.legacy:
         headers, body, template = legacy_headers(open_session(server)), b"", CALL
         for i in range(1, check + 1):
@@ -197,13 +180,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     result["modern"] = run_variant(modern, args)
     keys = [p.key for p in modern.chosen]
     if peers.wanted(keys):
-        cells = {f"c{c}": {k: rounds(modern.cells[(k, c)]) for k in keys} for c in args.concurrency}
-        result["registry_acceptance"] = peers.acceptance("HTTP", cells, "rate")
+        cells = {f"c{c}": {k: modern.cells[(k, c)] for k in keys} for c in args.concurrency}
+        result["registry_acceptance"] = peers.acceptance("HTTP", cells, "requests_per_s", "rate")
     if args.legacy:
         stateful = replace(peers.PEERS["sdk"], args=("--stateful",))  # stateless has no sessions
-        legacy = Variant(
-            "legacy (2025-11-25 session)", [peers.PEERS["ours"], stateful], legacy=True
-        )
+        chosen = [peers.PEERS["ours"], stateful]
+        legacy = Variant("legacy (2025-11-25 session)", chosen, legacy=True)
         result["legacy"] = run_variant(legacy, args)
     result["load_average"] = load_note(started_load)
     missed = result["modern"]["goal"].get("met") is False
@@ -214,8 +196,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]:
-    """Each app alone in process (what uvicorn costs is the rest of the server's CPU), then
-    a cProfile of ours under wrk load."""
+    """Each app alone in process (uvicorn costs the rest), then a cProfile of ours under wrk."""
     keys, n = [p.key for p in peers.selected(args)], 2000
     progress("profile: the ASGI apps in process, without uvicorn")
     alone: dict[str, float] = {}
@@ -229,14 +210,13 @@ def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]
     columns = "server CPU µs/req under wrk|app alone µs|the rest: uvicorn, loop, sockets"
     print(table(["conc", "app", *columns.split("|")], rows))
     progress("profile: cProfile of ours under wrk load")
-    c = max(args.concurrency)
+    c, seconds = max(args.concurrency), args.profile_seconds
     with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
         out, script = Path(tmp) / "ours.prof", Path(tmp) / "modern.lua"
         script.write_text(lua_script(MODERN_HEADERS, modern_call(1)))
         with running([peers.PEERS["ours"]], args, "--profile", str(out)) as servers:
             server = servers["ours"]
             wrk(script, server, PATH, c, 2)
-            seconds = args.profile_seconds
             cell = under_profile(server.pid, out, lambda: wrk(script, server, PATH, c, seconds))
         rate = f"{cell.requests_per_s:.0f} req/s with the profiler on"
         heading(f"ours under cProfile: wrk -c{c} for {seconds} s ({rate})")
@@ -244,11 +224,11 @@ def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]
     return {"app_alone_us": {k: round(v, 1) for k, v in alone.items()}, "cprofile": figures}
 
 
-def concurrency_list(text: str) -> list[int]:
+def int_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
 
-def parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--duration", type=int, default=10, help="whole seconds per timed cell (10)")
     p.add_argument("--warmup", type=int, default=2, help="untimed seconds before each cell (2)")
@@ -256,21 +236,13 @@ def parser() -> argparse.ArgumentParser:
         "--warmup-first", type=int, default=3, help="untimed seconds per server first (3)"
     )
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (3)")
-    p.add_argument(
-        "--concurrency", type=concurrency_list, default=[1, 32], help="wrk connections (1,32)"
-    )
+    p.add_argument("--concurrency", type=int_list, default=[1, 32], help="wrk connections (1,32)")
     p.add_argument("--check", type=int, default=20, help="answers checked per server (20)")
-    p.add_argument(
-        "--legacy", action="store_true", help="also a 2025-11-25 session (ours, the SDK)"
-    )
+    p.add_argument("--legacy", action="store_true", help="also a 2025-11-25 session (ours, SDK)")
     peers.add_options(p)
     p.add_argument("--loop", default="auto", help="uvicorn --loop for every server (auto)")
     p.add_argument("--http", default="auto", help="uvicorn --http for every server (auto)")
     p.add_argument("--profile", action="store_true", help="profile ours even if the goal is met")
     p.add_argument("--no-profile", action="store_true", help="never profile ours")
     p.add_argument("--profile-seconds", type=int, default=10, help="seconds under cProfile (10)")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return measure(parser().parse_args(argv))
+    return measure(p.parse_args(argv))

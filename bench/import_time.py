@@ -1,7 +1,4 @@
-"""Import cost of one generated ``types`` module (msgspec included) against the SDK's types
-(``mcp_types``, and ``mcp.types``, which runs the SDK's ``mcp/__init__`` first), each
-sample a fresh ``python -I`` timing its single ``import``; then ``-X importtime`` of ours.
-The method is described in docs/performance.md."""
+"""Import cost of a generated ``types`` module against the SDK's ``mcp_types`` and ``mcp.types``."""
 
 from __future__ import annotations
 
@@ -117,35 +114,21 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         cumulative = {name: c for name, _, c in breakdown}
         total, lib = cumulative.get(newest, 0.0), cumulative.get("msgspec", 0.0)
         note(f"msgspec's share of ours: {lib:.1f} of {total:.1f} ms ({lib / (total or 1):.0%})")
-    return emit(
-        NAME,
-        {
-            "runs": args.runs,
-            "pyc_warm": cached,
-            "ms": stats,
-            "ours": newest,
-            "ratio_ours_over": ratios,
-            "goal_ms": GOAL_MS,
-            "goal_met": ok,
-            "load_average": load_average,
-            "importtime_top": [
-                {"module": n, "self_ms": round(s, 2), "cumulative_ms": round(c, 2)}
-                for n, s, c in breakdown[:8]
-            ],
-        },
-    )
+    result: dict[str, Any] = {"runs": args.runs, "pyc_warm": cached, "ms": stats, "ours": newest}
+    result |= {"ratio_ours_over": ratios, "goal_ms": GOAL_MS, "goal_met": ok}
+    top = [
+        {"module": n, "self_ms": round(s, 2), "cumulative_ms": round(c, 2)}
+        for n, s, c in breakdown[:8]
+    ]
+    return emit(NAME, result | {"load_average": load_average, "importtime_top": top})
 
 
-def parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--runs", type=int, default=15, help="samples per target (15)")
     p.add_argument("--all-versions", action="store_true", help="every generated version's types")
     p.add_argument(
-        "--skip", action="append", default=[], choices=SDK_PEERS, help="leave out a peer"
+        "--skip", action="append", default=[], choices=SDK_PEERS, help="leave a peer out"
     )
     p.add_argument("--importtime-runs", type=int, default=5, help="-X importtime runs (5; 0: none)")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return measure(parser().parse_args(argv))
+    return measure(p.parse_args(argv))

@@ -1,6 +1,4 @@
-"""Where a server's time goes: the echo servers' code driven inside this process (an ASGI
-app through fake receive/send, our runtime's Connection and Session on in-memory frames),
-and a cProfile of a running server, switched on and off by SIGUSR1, summarised."""
+"""Where a server's time goes: its code driven in this process; a running server's cProfile."""
 
 from __future__ import annotations
 
@@ -29,12 +27,10 @@ T = TypeVar("T")
 
 
 def server_script(name: str) -> Any:
-    """``bench/servers/NAME.py`` as a module of this process, once (registered, so that
-    msgspec resolves its annotations; it puts its folder on ``sys.path`` for ``serve.py``)."""
-    if (module := sys.modules.get(f"bench_server_{name}")) is None:
-        spec = importlib.util.spec_from_file_location(
-            f"bench_server_{name}", SERVERS / f"{name}.py"
-        )
+    """``bench/servers/NAME.py`` imported once, registered so that msgspec resolves its types."""
+    registered = f"bench_server_{name}"
+    if (module := sys.modules.get(registered)) is None:
+        spec = importlib.util.spec_from_file_location(registered, SERVERS / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -56,9 +52,8 @@ def asgi_app(key: str) -> App:
 async def drive(
     app: App, n: int, concurrency: int, between: Callable[[], None] | None = None
 ) -> float:
-    """µs per request of ``app`` alone: ``n`` stateless calls, ``concurrency`` at a time,
-    after the lifespan's start-up (as uvicorn runs it) and 50 untimed calls; answers are
-    checked. ``between`` runs before every batch (``app_instructions`` evicts the caches)."""
+    """µs per stateless call of ``app`` alone, ``concurrency`` at a time, after the lifespan's
+    start-up and 50 untimed calls; answers checked. ``between`` runs before every batch."""
     inbox: asyncio.Queue[Message] = asyncio.Queue()
     outbox: asyncio.Queue[Message] = asyncio.Queue()
     state: dict[str, Any] = {}
@@ -116,9 +111,7 @@ async def drive(
 
 
 def connection_us(n: int, repeat: int = 5, app: bool = False) -> float:
-    """Best of ``repeat``, µs per ``tools/call`` through our sans-IO ``Connection`` alone
-    (frame in → event; result → frame out), with the stdio server's stubs: no pipes, no
-    event loop. The handler is left out (its result is built once)."""
+    """Best of ``repeat``, µs per ``tools/call`` through our sans-IO ``Connection`` alone."""
     ours = server_script("ours")
     conn = ours.build("stdio", app).connection()
     conn.receive(INITIALIZE)
@@ -137,8 +130,7 @@ def connection_us(n: int, repeat: int = 5, app: bool = False) -> float:
 
 
 class Loopback:
-    """An in-memory transport: ``frames`` handed out one loop iteration apart (one request
-    in flight, as over stdio); what is sent back is counted."""
+    """An in-memory transport: ``frames`` handed out one loop iteration apart, replies counted."""
 
     def __init__(self, frames: Sequence[bytes]) -> None:
         self.frames, self.sent = iter(frames), 0
@@ -157,9 +149,7 @@ class Loopback:
 
 
 def session_us(n: int, repeat: int = 5, app: bool = False) -> float:
-    """Best of ``repeat``, µs per ``tools/call`` through our whole runtime in process
-    (``Server.serve`` on a ``Loopback``: session, tasks, dispatch, the handler, the
-    connection), the loopback's own idle loop iteration per call included."""
+    """Best of ``repeat``, µs per ``tools/call`` through ``Server.serve`` on a ``Loopback``."""
     ours, best = server_script("ours"), math.inf
     for _ in range(repeat):
         transport = Loopback([INITIALIZE, INITIALIZED, *(CALL % (i, i) for i in range(1, n + 1))])
@@ -181,8 +171,7 @@ def session_us(n: int, repeat: int = 5, app: bool = False) -> float:
 
 
 def under_profile(pid: int, out: Path, work: Callable[[], T]) -> T:
-    """Run ``work`` with the profiler of a server started with ``--profile OUT`` switched
-    on (SIGUSR1 before and after); returns when the server has written its profile."""
+    """Run ``work`` with a ``--profile OUT`` server's profiler on; wait for the profile."""
     os.kill(pid, signal.SIGUSR1)
     time.sleep(0.1)
     result = work()

@@ -1,7 +1,4 @@
-"""From nothing to a first tool call: ``mcpgen new``, a fresh venv, ``pip install`` (mcpgen
-from this checkout, editable, or with ``--wheels DIR`` offline from ``make dist``'s wheels)
-and the SDK's client calling the example tool over stdio; each step timed, the first run
-(pip's cache may be cold) reported apart. The method is described in docs/performance.md."""
+"""From nothing to a first tool call: ``mcpgen new``, a venv, ``pip install``, the SDK client."""
 
 from __future__ import annotations
 
@@ -22,7 +19,6 @@ from .harness import ROOT, BenchError, emit, heading, load, load_note, note, pro
 from .harness import verdict
 
 NAME = "scaffold"
-DESCRIPTION = BENCHMARKS[NAME]
 GOAL_S = 15.0
 STEPS = ("mcpgen new", "venv", "pip install", "first tool call")
 
@@ -37,8 +33,7 @@ async def first_call(script: Path) -> Any:
 
 
 def install_command(pip: Path, project: Path, wheels: Path | None) -> list[str]:
-    """Install the project and the mcpgen it names: from ``wheels`` with no index, else
-    with this checkout's mcpgen (editable) alongside."""
+    """Install the project and its mcpgen: from ``wheels`` offline, else from this checkout."""
     if wheels is not None:
         offline = ["--no-index", "--find-links", str(wheels)]
         return [str(pip), "install", "-q", *offline, "-e", str(project)]
@@ -73,10 +68,10 @@ def once(workdir: Path, wheels: Path | None) -> dict[str, float]:
 
 
 def main(argv: Sequence[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=DESCRIPTION)
-    parser.add_argument("--runs", type=int, default=3, help="timed runs after the first (3)")
-    parser.add_argument("--wheels", type=Path, metavar="DIR", help="install from make dist's")
-    args = parser.parse_args(argv)
+    p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
+    p.add_argument("--runs", type=int, default=3, help="timed runs after the first (3)")
+    p.add_argument("--wheels", type=Path, metavar="DIR", help="install from make dist's")
+    args = p.parse_args(argv)
     wheels = args.wheels.resolve() if args.wheels else None
     if wheels is not None and not any(wheels.glob("mcpgen-*.whl")):
         raise BenchError(f"no mcpgen wheel in {wheels} (hint: make dist DIST={wheels})")
@@ -96,14 +91,6 @@ def main(argv: Sequence[str]) -> dict[str, Any]:
     print(table(["step", "first run, s", f"median of {len(timed)}, s"], rows))
     ok = medians["total"] < GOAL_S
     note(f"goal: under {GOAL_S:.0f} s from `mcpgen new` to the first tool call — {verdict(ok)}")
-    return emit(
-        NAME,
-        {
-            "first": first,
-            "median": medians,
-            "mcpgen_from": "wheels" if wheels else "checkout",
-            "goal_s": GOAL_S,
-            "met": ok,
-            **load_note(start_load),
-        },
-    )
+    source = "wheels" if wheels else "checkout"
+    result = {"first": first, "median": medians, "mcpgen_from": source, "goal_s": GOAL_S, "met": ok}
+    return emit(NAME, result | load_note(start_load))

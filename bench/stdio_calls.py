@@ -1,11 +1,9 @@
-"""``tools/call`` round trips over stdio: our server, the SDK's and a bare loop (the ceiling)
-in interleaved rounds, then cold start and idle memory; ``--app`` adds the registry's
-peers. ``--profile`` (automatic when a goal is missed) shows where our server's time goes.
-The method is described in docs/performance.md."""
+"""``tools/call`` round trips, cold start and idle memory over stdio (see docs/performance.md)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import tempfile
@@ -19,9 +17,8 @@ import msgspec
 
 from . import BENCHMARKS, peers
 from .harness import BenchError, Process, alternate, clean_env, cpu_seconds, emit, heading, load
-from .harness import load_note, medians, memory, note, percentile, progress, python, ratio, table
-from .harness import verdict
-from .peers import CALL, INITIALIZE, INITIALIZED, LEGACY, Peer, Reply
+from .harness import load_note, medians, memory, note, progress, python, ratio, table, verdict
+from .peers import CALL, INITIALIZE, INITIALIZED, LEGACY, Peer, Reply, rate_row
 from .profiles import connection_us, session_us, summary, under_profile
 
 NAME = "stdio_calls"
@@ -66,6 +63,11 @@ def calls(server: Process, first: int, n: int) -> tuple[list[int], int]:
         if r.id != i or [c.get("text") for c in content] != [f"echo {i}"]:
             raise BenchError(f"{server.label}: wrong answer to call {i}: {line[:300]!r}")
     return latencies, total
+
+
+def percentile(sorted_ns: Sequence[int], q: float) -> float:
+    """Nearest-rank percentile of sorted nanosecond samples, in µs."""
+    return sorted_ns[max(1, math.ceil(q / 100 * len(sorted_ns))) - 1] / 1e3
 
 
 def throughput_round(peer: Peer, n: int, warmup: int) -> dict[str, float]:
@@ -119,11 +121,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     start = report_start(chosen, spawns, args)
     result = throughput | start | {"goals": throughput["goals"] | start["goals"]}
     if peers.wanted(list(rounds)):
-        of = {
-            k: ([r["calls_per_s"] for r in rs], [r["server_cpu_us"] for r in rs])
-            for k, rs in rounds.items()
-        }
-        result["registry_acceptance"] = peers.acceptance("stdio", {"stdio": of}, "cpu")
+        cells = {"stdio": rounds}
+        result["registry_acceptance"] = peers.acceptance("stdio", cells, "calls_per_s", "cpu")
     result["load_average"] = load_note(started_load)
     missed = any(goal["met"] is False for goal in result["goals"].values())
     if args.profile or (missed and not args.no_profile):
@@ -143,13 +142,9 @@ def report_calls(
         note(f"{peer.key}: `{peer.shown('stdio')}` ({peer.label})")
     fields = ("calls_per_s", "p50_us", "p99_us", "server_cpu_us")
     per = {p.key: medians(rounds[p.key], fields) for p in chosen}
-    rows = [
-        [k, *(round(s[f]) for f in (fields[0], "min", "max")), *(s[f] for f in fields[1:])]
-        for k, s in per.items()
-    ]
-    print(
-        table(["server", "calls/s", "min", "max", "p50 µs", "p99 µs", "server CPU µs/call"], rows)
-    )
+    rows = [[k, *rate_row(m, fields)] for k, m in per.items()]
+    columns = "calls/s|min|max|p50 µs|p99 µs|server CPU µs/call"
+    print(table(["server", *columns.split("|")], rows))
     speedups: dict[str, float] = {}
     cpu_ratios: dict[str, float] = {}
     for peer in [k for k in ("sdk", "bare") if k in per and "ours" in per]:
@@ -190,10 +185,9 @@ def report_start(
     goals: dict[str, Any] = {}
     if "ours" in keys:
         for peer in (k for k in ("sdk", "bare") if k in keys):
+            start = ratio(cold["ours"]["ms"], cold[peer]["ms"])
             rss = ratio(mem["ours"]["VmRSS"], mem[peer]["VmRSS"], "smaller", "larger")
-            note(
-                f"ours / {peer}: cold start {ratio(cold['ours']['ms'], cold[peer]['ms'])}, VmRSS {rss}"
-            )
+            note(f"ours / {peer}: cold start {start}, VmRSS {rss}")
         ms, mib = cold["ours"]["ms"], mem["ours"]["VmRSS"]
         goals = {"cold_start": {"goal_ms": GOAL_COLD_MS, "met": ms <= GOAL_COLD_MS}}
         goals["idle_rss"] = {"goal_mib": GOAL_RSS_MIB, "met": mib <= GOAL_RSS_MIB}
@@ -206,8 +200,7 @@ def report_start(
 
 
 def profile(args: argparse.Namespace) -> dict[str, Any]:
-    """Our server in process (Connection alone, then the whole runtime on a loopback), then
-    a cProfile of it over real pipes, steady state (switched on after the warm-up)."""
+    """Our runtime in process (Connection, then a loopback), then a cProfile over real pipes."""
     n = args.profile_calls
     progress("profile: our runtime in process")
     inside = {"connection": connection_us(n), "runtime": session_us(n)}
@@ -229,7 +222,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--calls", type=int, default=3000, help="measured calls per round (3000)")
     p.add_argument("--warmup", type=int, default=300, help="untimed calls first (300)")
@@ -241,8 +234,4 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true", help="profile ours even if goals are met")
     p.add_argument("--no-profile", action="store_true", help="never profile ours")
     p.add_argument("--profile-calls", type=int, default=3000, help="calls profiled (3000)")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    return measure(parser().parse_args(argv))
+    return measure(p.parse_args(argv))

@@ -1,9 +1,5 @@
-"""The ceiling: no MCP library, msgspec and pre-shaped results. Over stdio an asyncio line
-loop (``initialize`` and ``tools/call`` answered, notifications ignored); over HTTP an ASGI
-app under the same uvicorn as the others, answering ``tools/call`` as JSON without any
-header check: what the interpreter, the loop and uvicorn cost per call on this machine.
-
-``python -I bench/servers/bare.py [--transport stdio|http] [serve.py's options]``."""
+"""The ceiling: no MCP library, msgspec and pre-shaped results, in an asyncio line loop (stdio)
+or a bare ASGI app answering ``tools/call`` without any header check (HTTP)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""mcpgen's echo server: ``mcpgen.runtime.Server`` serving handlers written against the
-generated stubs (2025-11-25 over stdio, what the client asks for; 2026-07-28 over HTTP), or
-with ``--app`` the same tool on the registry (``App`` + ``@app.tool``).
-
-``python -I bench/servers/ours.py [--transport stdio|http] [--app] [serve.py's options]``."""
+"""mcpgen's echo server: ``Server`` with handlers on the generated stubs, or ``--app``: ``App``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The official MCP Python SDK's echo server: the low-level ``Server`` (as in
-docs/dev/mcp-sdk-2.3-notes.md, section 3), or with ``--mcpserver`` the decorator server
-``MCPServer`` + ``@server.tool()`` (log level WARNING: at its default INFO it logs every
-request). Over HTTP, ``streamable_http_app(stateless_http=True, json_response=True)``;
-``--stateful`` gives legacy clients sessions (``http_calls --legacy``).
-
-``python -I bench/servers/sdk.py [--transport stdio|http] [--mcpserver] [--stateful]
-[serve.py's options]``."""
+"""The SDK's echo server: the low-level ``Server`` (docs/dev/mcp-sdk-2.3-notes.md, section 3),
+or ``--mcpserver``: ``MCPServer``; over HTTP stateless JSON, or sessions with ``--stateful``."""
 
 from __future__ import annotations
 
@@ -40,6 +34,7 @@ def low_level() -> Any:
 def mcpserver() -> Any:
     from mcp.server.mcpserver import MCPServer
 
+    # log level WARNING: at its default INFO it logs every request
     server = MCPServer("sdk-echo", version="1.0.0", log_level="WARNING")
 
     @server.tool()

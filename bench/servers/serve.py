@@ -1,10 +1,6 @@
-"""What the echo servers share: their options, read from ``sys.argv`` by hand (argparse
-would add to every cold start), the uvicorn settings of every HTTP server (one worker on
-127.0.0.1, log level warning, no access log), and the profiler switched by SIGUSR1.
-
-Options: ``--transport stdio|http`` (stdio), ``--port N``, ``--loop L`` and ``--http H``
-(uvicorn's, ``auto``), ``--profile OUT``: the first SIGUSR1 starts cProfile, the second
-stops it and writes ``OUT``, then an empty ``OUT.done``."""
+"""What the echo servers share: options read from ``sys.argv`` by hand (argparse would add to
+every cold start), the uvicorn settings, and ``--profile OUT``: the first SIGUSR1 starts
+cProfile, the second writes ``OUT``, then an empty ``OUT.done``."""
 
 from __future__ import annotations
 
