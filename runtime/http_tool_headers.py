@@ -25,16 +25,19 @@ class ToolHeaderGate:
 
     def __init__(self, server: Server) -> None:
         self.server = server
+        self.headers = server.tool_headers
+        self._dispatch = server.dispatch
 
     def dispatch(self, event: IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
-        http = event.http
-        if event.spec.name == CALL_TOOL and http is not None and event.peer is not None:
-            tool = getattr(event.params, "name", "")
-            if self.server.tool_headers.must_learn(tool):
-                return self._learning_first(event, scope, tool)
-            arguments = getattr(event.params, "arguments", None)
-            self.server.tool_headers.check(tool, arguments, http.params)
-        return self.server.dispatch(event, scope)
+        if event.spec.name == CALL_TOOL:
+            http = event.http
+            if http is not None and event.peer is not None:
+                params = event.params
+                tool = getattr(params, "name", "")
+                if self.headers.must_learn(tool):
+                    return self._learning_first(event, scope, tool)
+                self.headers.check(tool, getattr(params, "arguments", None), http.params)
+        return self._dispatch(event, scope)
 
     async def _learning_first(self, event: IncomingRequest, scope: RequestScope, tool: str) -> Any:
         """A call of a tool whose annotations are not known yet: list the tools, then check."""

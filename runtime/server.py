@@ -203,9 +203,12 @@ class Server:
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         ctx = self.context_class(scope) if self.context_class is not None else scope
-        if self.middleware:
+        if self.middleware.items:
             return self.middleware.run(Call(event, scope, ctx))
-        return self._handle(event, scope, ctx, handler)
+        name = event.spec.name
+        if name == LIST_TOOLS or name in SUBSCRIBING:
+            return self._handle_then_note(event, scope, ctx, handler)
+        return handler(event.params, ctx)
 
     def _after_middleware(self, call: Call) -> Awaitable[Any]:
         event = call.event
