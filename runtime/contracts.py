@@ -9,8 +9,17 @@ package must provide; the generated ``_support.MethodSpec``/``Binding`` and the 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:  # only named in annotations
+    from .connection import Connection
+    from .events import IncomingNotification, IncomingRequest
+    from .limits import Limits
+    from .negotiation import Versions
+    from .request_scope import RequestScope
+    from .toolheaders import ServerToolHeaders
 
 Sender = Literal["client", "server"]
 """Who sends a method: ``client`` (client → server) or ``server`` (server → client)."""
@@ -97,3 +106,28 @@ class MethodRow(Protocol):
     def handler(self) -> str: ...
     @property
     def capability(self) -> tuple[str, ...] | None: ...
+
+
+#: Told of a change a server announces: (method, params, the listen filter that wants it).
+Publish = Callable[[str, "dict[str, Any]", str], Awaitable[None]]
+
+
+class HttpServed(Protocol):
+    """What the HTTP transport needs of the server it serves (``runtime.Server`` is one):
+    the versions and limits, a connection per legacy session, dispatch, and the changes
+    it announces."""
+
+    @property
+    def versions(self) -> Versions: ...
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def tool_headers(self) -> ServerToolHeaders:
+        """The ``x-mcp-header`` annotations of its tools (``runtime.http_tool_headers``)."""
+        ...
+
+    def connection(self) -> Connection: ...
+    def dispatch(self, event: IncomingRequest, scope: RequestScope) -> Awaitable[Any]: ...
+    async def on_notification(self, event: IncomingNotification) -> None: ...
+    async def learn_tool_headers(self, event: IncomingRequest, scope: RequestScope) -> None: ...
+    def subscribe(self, publish: Publish) -> Callable[[], None]: ...

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .contracts import HttpServed
 from . import jsonrpc
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
 from .connection import Connection
@@ -39,6 +40,7 @@ from .request_headers import accepts_answers, is_json, mcp_headers
 
 if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
     from .server import Server
+
 
 log = logging.getLogger("mcpgen.runtime.http")
 
@@ -58,7 +60,7 @@ class McpHttpApp:
 
     def __init__(
         self,
-        server: Server,
+        server: HttpServed,
         *,
         path: str = "/mcp",
         allowed_hosts: Iterable[str] = (),

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .contracts import HttpServed
 from . import jsonrpc
 from .asgi import (
     OnSuspend,
@@ -30,16 +31,13 @@ from .modern import HttpHeaders
 from .request_scope import RequestScope
 from .session import Session
 
-if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
-    from .server import Server
-
 
 class Answers:
     """Writes answers for the app of ``server``; ``stateless`` is the connection shared by
     modern requests; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
     announce. ``listeners`` are the sessions with a modern listen stream open now."""
 
-    def __init__(self, server: Server, stateless: Connection, sse_retry_ms: int) -> None:
+    def __init__(self, server: HttpServed, stateless: Connection, sse_retry_ms: int) -> None:
         self.server = server
         #: The server's dispatch behind the transport's own check (``Mcp-Param-*``).
         self.dispatch = ToolHeaderGate(server).dispatch

@@ -4,11 +4,11 @@ server's own messages, and resumption of any stream after ``Last-Event-ID``), DE
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import secrets
 from collections.abc import Callable
 
+from .contracts import HttpServed
 from . import jsonrpc
 from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
 from .errors import INVALID_REQUEST
@@ -20,15 +20,12 @@ from .limits import Limits
 from .modern import HttpHeaders
 from .request_headers import mcp_headers
 
-if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
-    from .server import Server
-
 
 class LegacyEndpoint:
     """Serves the legacy sessions of ``server`` held in ``sessions``."""
 
     def __init__(
-        self, server: Server, sessions: SessionTable, limits: Limits, answers: Answers
+        self, server: HttpServed, sessions: SessionTable, limits: Limits, answers: Answers
     ) -> None:
         self.server = server
         self.sessions = sessions

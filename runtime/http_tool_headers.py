@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+from .contracts import HttpServed
 from .events import IncomingRequest
 from .toolheaders import CALL_TOOL
 
 if TYPE_CHECKING:
     from .request_scope import RequestScope
-    from .server import Server
 
 
 class ToolHeaderGate:
     """``dispatch`` is ``server.dispatch`` with the header check in front."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: HttpServed) -> None:
         self.server = server
         self.headers = server.tool_headers
         self._dispatch = server.dispatch

@@ -16,6 +16,7 @@ from .contracts import Binding
 from .negotiation import Versions
 from .request_scope import RequestScope
 from .session import RESOURCE_UPDATES, Session, Transport
+from .contracts import Publish
 from .extensions import Extension, declare, extension_row
 from .middleware import Call, Chain, Middleware
 from .wire import CachePolicy
@@ -88,7 +89,6 @@ def derive_capabilities(
 
 
 #: Announces a change (``method``, ``params``) to the sessions that asked for ``wanted``.
-Publish = Callable[[str, dict[str, Any], str], Awaitable[None]]
 
 
 class Server:

@@ -46,6 +46,7 @@ from mcpgen.runtime import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    Server,
 )
 from mcpgen.runtime.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from mcpgen.runtime.http import McpHttpApp
@@ -766,6 +767,7 @@ def test_a_failing_tool_list_leaves_calls_unchecked_not_failed(
     fails then, the call is served (unchecked) and the failure is logged; the next
     tools/list it answers teaches it the annotations again."""
     server = served.app.server
+    assert isinstance(server, Server)
     endpoint = served.endpoint
     listed = server.implemented["list_tools"]
 
