@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterable
 from importlib.metadata import version as installed_version
@@ -53,6 +54,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _pyright_wanted
+    _pyright_wanted = any(item.name == PYRIGHT_TEST for item in session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _pyright is not None and _pyright.poll() is None:  # its test was not reached
+        _pyright.kill()
+        _pyright.communicate()
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for title, line in REPORT.items():
         terminalreporter.write_line(f"{title}: {line}")
@@ -72,6 +84,37 @@ def fetched(pins: Pins) -> Path:
         pins,
     )
     return schema_dir()
+
+
+#: The test that type-checks ``mcpgen/generated`` with pyright, a process of a few seconds:
+#: when it is selected, pyright starts as soon as the package is up to date and runs on
+#: another core while the tests before it run.
+PYRIGHT_TEST = "test_generated_modules_pass_pyright"
+_pyright_wanted = False
+_pyright: subprocess.Popen[str] | None = None
+
+
+def pyright_of_generated() -> subprocess.Popen[str]:
+    """pyright over the checkout's ``generated/`` (standard mode, Python 3.10), started
+    once per session; read its outcome with ``communicate()``."""
+    global _pyright
+    if _pyright is None:
+        pyright = Path(sys.executable).parent / "pyright"
+        _pyright = subprocess.Popen(
+            [
+                str(pyright),
+                "--pythonpath",
+                sys.executable,
+                "--pythonversion",
+                "3.10",
+                str(ROOT / "generated"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd="/",
+        )
+    return _pyright
 
 
 #: What the last generation by the ``generated`` fixture read and wrote (digests).
@@ -121,6 +164,8 @@ def generated(fetched: Path) -> dict[str, ModuleType]:
         generate(VERSIONS, out=ROOT, inputs=Inputs.load())  # the checkout's mcpgen/generated
         GENERATED_STAMP.parent.mkdir(parents=True, exist_ok=True)
         GENERATED_STAMP.write_text(json.dumps(generation_stamp(fetched)))
+    if _pyright_wanted:
+        pyright_of_generated()  # runs beside the tests until its test reads the verdict
     index = importlib.import_module("mcpgen.generated")
     importlib.reload(index)
     return {v: index.load(v) for v in VERSIONS}

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from cli_runner import Ran, mcpgen
-from conftest import ROOT, VERSIONS
+from conftest import ROOT, VERSIONS, pyright_of_generated
 from mcpgen.generator.pins import module_name
 from mcpgen.generator.pipeline import Inputs, generate
 
@@ -118,23 +118,12 @@ def test_default_package_is_up_to_date(generated: dict[str, ModuleType]) -> None
 
 
 def test_generated_modules_pass_pyright(generated: dict[str, ModuleType]) -> None:
-    pyright = Path(sys.executable).parent / "pyright"
-    result = subprocess.run(
-        [
-            str(pyright),
-            "--pythonpath",
-            sys.executable,
-            "--pythonversion",
-            "3.10",
-            str(ROOT / "generated"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd="/",
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stdout[-4000:]
-    assert "0 errors" in result.stdout
+    """pyright over ``generated/`` (the ``generated`` fixture started it beside the tests
+    before this one: see ``conftest.pyright_of_generated``)."""
+    pyright = pyright_of_generated()
+    stdout, _ = pyright.communicate(timeout=600)
+    assert pyright.returncode == 0, stdout[-4000:]
+    assert "0 errors" in stdout
 
 
 VENDORED_CHECK = textwrap.dedent("""
