@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 from mcpgen import generated
@@ -225,10 +227,11 @@ class RawPeer:
 
 @contextlib.asynccontextmanager
 async def serving(handlers: Any, **options: Any) -> AsyncIterator[RawPeer]:
-    """``handlers`` served (``Server(handlers, **options)``) to a ``RawPeer``."""
+    """A ``Server`` (or ``Server(handlers, **options)``) served to a ``RawPeer``."""
     options.setdefault("name", "sansio")
+    served = handlers if isinstance(handlers, Server) else Server(handlers, **options)
     client_end, server_end = memory_pair()
-    task = asyncio.create_task(Server(handlers, **options).serve(server_end))
+    task = asyncio.create_task(served.serve(server_end))
     try:
         yield RawPeer(client_end)
     finally:
@@ -238,3 +241,13 @@ async def serving(handlers: Any, **options: Any) -> AsyncIterator[RawPeer]:
 
 def run(coro: Coroutine[Any, Any, E], timeout: float = 10.0) -> E:
     return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def everything() -> Server:
+    """The conformance fixture ``examples/everything`` (a fresh server)."""
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:  # examples/ is not an installed package
+        sys.path.append(root)
+    from examples.everything.__main__ import build_server
+
+    return build_server()

@@ -105,6 +105,7 @@ def test_invalid_initialize_params_are_32602_naming_the_path_and_no_session_star
     [
         ("tools/list", {}),
         ("tools/call", {"name": "x"}),
+        ("resources/read", {"uri": "a://b"}),
         ("logging/setLevel", {"level": "debug"}),
     ],
 )
