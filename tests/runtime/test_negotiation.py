@@ -23,6 +23,7 @@ from sansio import (
     MODERN,
     answer,
     error,
+    everything,
     feed,
     handshake,
     initialize,
@@ -110,11 +111,14 @@ def test_invalid_initialize_params_are_32602_naming_the_path_and_no_session_star
     ],
 )
 def test_before_initialize_only_ping_is_answered(method: str, params: Any) -> None:
-    conn = server()
+    conn = everything().connection()
     refused = error(feed(conn, request(1, method, params)))
     assert refused["code"] == INVALID_REQUEST and "before initialization" in refused["message"]
     assert answer(feed(conn, request(2, "ping"))) == {"jsonrpc": "2.0", "id": 2, "result": {}}
     assert conn.state is State.NEW
+    assert handshake(conn)["protocolVersion"] == LATEST_LEGACY  # then the session starts
+    served = feed(conn, request(3, method, params))[0]
+    assert isinstance(served, IncomingRequest) or "result" in answer([served])
 
 
 def test_before_a_session_a_method_no_handshake_version_has_is_read_as_modern() -> None:
@@ -138,6 +142,7 @@ def test_the_session_is_ready_once_initialized_arrives_and_initialize_is_not_tak
     again = error(feed(conn, initialize(2, "2024-11-05")))
     assert again["code"] == INVALID_REQUEST and "already" in again["message"]
     assert conn.version is not None and conn.version.version == LATEST_LEGACY  # unchanged
+    assert isinstance(feed(conn, request(3, "tools/list"))[0], IncomingRequest)  # it goes on
 
 
 def test_a_legacy_session_has_no_modern_methods_and_ignores_modern_meta() -> None:
