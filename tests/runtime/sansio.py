@@ -51,6 +51,13 @@ class Tools(s.ServerHandlers):
         return t.CallToolResult(content=[])
 
 
+class Completing(Tools):
+    """Tools, and completions (a capability only from 2025-03-26 on)."""
+
+    async def complete(self, params: t.CompleteRequestParams, ctx: s.Context) -> t.CompleteResult:
+        return t.CompleteResult(completion=t.CompleteResultCompletion(values=[]))
+
+
 def server(handlers: Any = None, **options: Any) -> Connection:
     """A fresh server connection (``Tools`` unless ``handlers``); options go to ``Server``."""
     options.setdefault("name", "sansio")
@@ -172,13 +179,6 @@ def handshake(
     frames = sent(feed(conn, initialize(0, version, capabilities)))
     assert feed(conn, notification("notifications/initialized")) == []
     return frames[0]["result"]
-
-
-class Completing(Tools):
-    """Tools, and completions (a capability only from 2025-03-26 on)."""
-
-    async def complete(self, params: t.CompleteRequestParams, ctx: s.Context) -> t.CompleteResult:
-        return t.CompleteResult(completion=t.CompleteResultCompletion(values=[]))
 
 
 # -- a running session, in memory: for what the asyncio side does with the events ------------

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import jsonrpc
+from mcpgen.runtime import Limits, jsonrpc
 from mcpgen.runtime.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from sansio import answer, feed, handshake, request, server
 
@@ -197,8 +197,6 @@ def test_notifications_and_stray_responses_get_no_answer(frame: bytes) -> None:
 
 
 def test_limits_of_the_connection_apply_to_what_it_receives() -> None:
-    from mcpgen.runtime import Limits
-
     conn = server(limits=Limits(max_depth=8, max_batch=2))
     handshake(conn, "2025-03-26")
     deep = conn.receive(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[[[[[[[]]]]]]]}}')

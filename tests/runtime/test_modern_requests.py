@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import State
+from mcpgen.runtime import CacheHint, CachePolicy, State
 from mcpgen.runtime.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -18,7 +18,6 @@ from mcpgen.runtime.errors import (
 )
 from mcpgen.runtime.events import IncomingRequest, Listen, Send
 from mcpgen.runtime.modern import HttpHeaders
-from mcpgen.runtime.wire import CacheHint, CachePolicy
 from sansio import (
     CAPABILITIES_KEY,
     CLIENT_INFO,
