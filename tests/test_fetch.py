@@ -129,12 +129,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Seconds between the checks a test HTTP server makes for being shut down.
+POLL = 0.01
+
+
 @pytest.fixture
 def http_mirror() -> Iterator[str]:
     """The mirror served over HTTP on loopback for the duration of one test."""
     handler = functools.partial(_QuietHandler, directory=str(MIRROR))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: poll often, so each test ends at once
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -398,7 +403,7 @@ def test_an_http_mirror_manifest_is_checked_too(tmp_path: Path, http_mirror: str
     shutil.copytree(MIRROR / SMALL, bare / SMALL)
     handler = functools.partial(_QuietHandler, directory=str(bare))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True).start()
     try:
         assert UrlSource(PINS, base=f"http://127.0.0.1:{server.server_address[1]}").commits() == []
     finally:

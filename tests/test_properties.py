@@ -31,8 +31,11 @@ Properties, for every version and every schema definition:
 
 Each property runs as one hypothesis test per (version, definition), inside one pytest test
 per version: the schemas are fetched by a fixture, so the definitions are not known when
-pytest collects. ``MCPGEN_PROPERTY_EXAMPLES`` sets the examples per definition (a soak run:
-``MCPGEN_PROPERTY_EXAMPLES=100``). Bugs found are listed in ``KNOWN_BUGS``.
+pytest collects. Each runs twice: ``quick`` (``QUICK_EXAMPLES`` per definition, in ``make
+unit``: every definition of every distinct schema still meets each property) and ``full``
+(``EXAMPLES``, every version, marked ``slow``: ``make test`` runs it). ``MCPGEN_PROPERTY_EXAMPLES`` sets
+the examples per definition of the full run (a soak run: ``MCPGEN_PROPERTY_EXAMPLES=100``).
+Bugs found are listed in ``KNOWN_BUGS``.
 """
 
 from __future__ import annotations
@@ -56,15 +59,47 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
-from conftest import REPORT, VERSIONS
+from conftest import PINS, REPORT, VERSIONS
 from mcpgen.generator.inherit import inherit_properties
 from mcpgen.generator.loader import definitions_of
 from mcpgen.generator.overrides import Overrides, load_overrides
 from mcpgen.generator.patches import apply_patches, load_patches
 from mcpgen.generator.pins import Pins
 
-#: Examples per (version, definition) and property; raise it for a longer soak run.
+#: Examples per (version, definition) and property of the full run; raise it for a soak run.
 EXAMPLES = int(os.environ.get("MCPGEN_PROPERTY_EXAMPLES", "10"))
+#: The same, in the quick run of ``make unit`` (the simplest instance and one more).
+QUICK_EXAMPLES = 2
+#: The two runs of each property: the example count per definition.
+
+
+def _distinct_schemas(versions: list[str]) -> list[str]:
+    """``versions`` less those pinned to the very schema of an earlier one (``draft``
+    while it equals the newest release): its bindings are that version's under another
+    name (``test_repin`` holds this), so a quick run of it would check nothing new."""
+    seen: set[str] = set()
+    out = []
+    for version in versions:
+        digest = PINS.get(version).files["schema.json"]
+        if digest not in seen:
+            seen.add(digest)
+            out.append(version)
+    return out
+
+
+#: (version, examples per definition) of each property: the quick run in ``make unit``,
+#: the full run of every version under ``slow``.
+RUNS = [
+    *(pytest.param(v, QUICK_EXAMPLES, id=f"quick-{v}") for v in _distinct_schemas(VERSIONS)),
+    *(pytest.param(v, EXAMPLES, id=f"full-{v}", marks=pytest.mark.slow) for v in VERSIONS),
+]
+
+
+def run_name(examples: int) -> str:
+    """How the report names a run (the full run has the plain name)."""
+    return " (quick run)" if examples == QUICK_EXAMPLES and examples != EXAMPLES else ""
+
+
 #: Instance nesting depth after which only required keys and minimal arrays are drawn.
 MAX_DEPTH = 4
 #: Top-level unions fed arbitrary JSON (those a version defines).
@@ -663,10 +698,12 @@ def carries_undeclared(types: ModuleType, value: Any) -> bool:
     return any(carries_undeclared(types, getattr(value, f)) for f in fields)
 
 
-def _check_valid(types: ModuleType, oracle: Oracle, name: str, stats: Counter[str]) -> None:
+def _check_valid(
+    types: ModuleType, oracle: Oracle, name: str, stats: Counter[str], examples: int
+) -> None:
     tp = types.DEFINITIONS[name]
 
-    @SETTINGS
+    @settings(SETTINGS, max_examples=examples)
     @given(instance=valid_instances(oracle, name))
     def prop(instance: Any) -> None:
         data = json.dumps(instance).encode()
@@ -686,10 +723,12 @@ def _check_valid(types: ModuleType, oracle: Oracle, name: str, stats: Counter[st
     prop()
 
 
-def _check_invalid(types: ModuleType, oracle: Oracle, name: str, stats: Counter[str]) -> None:
+def _check_invalid(
+    types: ModuleType, oracle: Oracle, name: str, stats: Counter[str], examples: int
+) -> None:
     tp = types.DEFINITIONS[name]
 
-    @SETTINGS
+    @settings(SETTINGS, max_examples=examples)
     @given(case=invalid_instances(oracle, name))
     def prop(case: tuple[Any, Any, Mutation]) -> None:
         valid, mutant, mutation = case
@@ -722,16 +761,16 @@ def _check_invalid(types: ModuleType, oracle: Oracle, name: str, stats: Counter[
     prop()
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("version", "examples"), RUNS)
 def test_valid_instances_decode_and_round_trip(
-    version: str, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
+    version: str, examples: int, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
 ) -> None:
     oracle, types = oracles[version], generated[version]
     stats: Counter[str] = Counter()
     shapes = Counter(_shape(oracle, n) for n in oracle.names)
     for name in oracle.names:
-        _check_valid(types, oracle, name, stats)
-    REPORT[f"properties, valid instances, {version}"] = (
+        _check_valid(types, oracle, name, stats, examples)
+    REPORT[f"properties, valid instances, {version}{run_name(examples)}"] = (
         f"{len(oracle.names)} definitions ({', '.join(f'{n} {k}' for k, n in sorted(shapes.items()))}), "
         f"{stats['valid']} instances ({stats['with undeclared keys']} with undeclared keys, kept), "
         f"relaxed required: {sorted(set(f for _, f in oracle.relaxed))}"
@@ -743,17 +782,17 @@ def test_valid_instances_decode_and_round_trip(
 _PROBES: tuple[Any, ...] = (*_WRONG, [None, 0.5, {}], {"k": [True, "x", {"j": None}]})
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("version", "examples"), RUNS)
 def test_invalid_instances_raise_validation_error_at_their_path(
-    version: str, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
+    version: str, examples: int, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
 ) -> None:
     oracle, types = oracles[version], generated[version]
     stats: Counter[str] = Counter()
     anything = [n for n in oracle.names if all(oracle.is_valid(n, p) for p in _PROBES)]
     for name in oracle.names:
         if name not in anything:
-            _check_invalid(types, oracle, name, stats)
-    REPORT[f"properties, invalid instances, {version}"] = (
+            _check_invalid(types, oracle, name, stats, examples)
+    REPORT[f"properties, invalid instances, {version}{run_name(examples)}"] = (
         f"{len(oracle.names) - len(anything)} definitions "
         f"(any JSON value valid, skipped: {', '.join(anything) or 'none'}): "
         + ", ".join(f"{k} {n}" for k, n in sorted(stats.items()))
@@ -790,9 +829,9 @@ def garbage(oracle: Oracle) -> st.SearchStrategy[Any]:
     )
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("version", "examples"), RUNS)
 def test_arbitrary_json_decodes_or_raises_validation_error(
-    version: str, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
+    version: str, examples: int, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
 ) -> None:
     oracle, types = oracles[version], generated[version]
     names = [n for n in TOP_LEVEL_UNIONS if n in oracle.defs]
@@ -801,7 +840,7 @@ def test_arbitrary_json_decodes_or_raises_validation_error(
     for name in names:
         tp = types.DEFINITIONS[name]
 
-        @settings(SETTINGS, max_examples=EXAMPLES * 10)
+        @settings(SETTINGS, max_examples=examples * 10)
         @given(value=garbage(oracle))
         def prop(value: Any) -> None:
             data = json.dumps(value).encode()
@@ -816,7 +855,7 @@ def test_arbitrary_json_decodes_or_raises_validation_error(
                 outcomes["decoded"] += 1
 
         prop()
-    REPORT[f"properties, arbitrary JSON, {version}"] = (
+    REPORT[f"properties, arbitrary JSON, {version}{run_name(examples)}"] = (
         f"{', '.join(names)}: {outcomes['decoded']} decoded, {outcomes['rejected']} rejected"
     )
 

@@ -399,8 +399,13 @@ def test_match_reads_rfc_examples_back() -> None:
 
 # --- The round trip, over generated templates and values -----------------------------------
 
-#: Examples per property (the file runs in about two seconds); raise it for a soak run.
+#: Examples per property of the full run (``slow``; about two seconds); raise it for a soak
+#: run. ``make unit`` runs each property quick, with a quarter of them.
 EXAMPLES = int(os.environ.get("MCPGEN_URITEMPLATE_EXAMPLES", "400"))
+RUNS = [
+    pytest.param(100, id="quick"),
+    pytest.param(EXAMPLES, id="full", marks=pytest.mark.slow),
+]
 #: Any text: encoding must carry every character through (surrogates cannot be UTF-8).
 ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
 #: Reserved values keep reserved characters raw; "%" could start a kept triplet.
@@ -499,43 +504,52 @@ def _expressions_nonempty(template: str, values: Mapping[str, Value]) -> bool:
     return all(UriTemplate(e).expand(values) for e in simple)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(cases())
-def test_round_trip(case: tuple[str, dict[str, Value], dict[str, str | list[str]]]) -> None:
-    template, values, expected = case
-    assume(_expressions_nonempty(template, values))
-    t = UriTemplate(template)
-    uri = t.expand(values)
-    assert t.match(uri) == expected, (template, uri)
+@pytest.mark.parametrize("examples", RUNS)
+def test_round_trip(examples: int) -> None:
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(cases())
+    def prop(case: tuple[str, dict[str, Value], dict[str, str | list[str]]]) -> None:
+        template, values, expected = case
+        assume(_expressions_nonempty(template, values))
+        t = UriTemplate(template)
+        uri = t.expand(values)
+        assert t.match(uri) == expected, (template, uri)
+
+    prop()
 
 
 URI_CHARACTERS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-F]{2})*")
 
 
-@settings(max_examples=EXAMPLES // 2, deadline=None)
-@given(cases(), st.data())
-def test_expand_writes_uri_characters_and_match_keeps_declared_types(
-    case: tuple[str, dict[str, Value], dict[str, str | list[str]]], data: st.DataObject
-) -> None:
+@pytest.mark.parametrize("examples", RUNS)
+def test_expand_writes_uri_characters_and_match_keeps_declared_types(examples: int) -> None:
     """Whatever URI comes in (here: an expansion with a slice replaced by anything), match
     answers None or the variables with the types the template declares, never raises."""
-    template, values, _ = case
-    t = UriTemplate(template)
-    uri = t.expand(values)
-    assert URI_CHARACTERS.fullmatch(uri), uri
-    start = data.draw(st.integers(0, len(uri)))
-    end = data.draw(st.integers(start, len(uri)))
-    hostile = uri[:start] + data.draw(st.text(max_size=8)) + uri[end:]
-    found = t.match(hostile)
-    if found is not None:
-        exploded = {name for name, modifier in _specs(template) if modifier == "*"}
-        assert set(found) <= set(t.variables)
-        for name, value in found.items():
-            assert isinstance(value, list) == (name in exploded), (name, value)
+
+    @settings(max_examples=examples // 2, deadline=None)
+    @given(cases(), st.data())
+    def prop(
+        case: tuple[str, dict[str, Value], dict[str, str | list[str]]], data: st.DataObject
+    ) -> None:
+        template, values, _ = case
+        t = UriTemplate(template)
+        uri = t.expand(values)
+        assert URI_CHARACTERS.fullmatch(uri), uri
+        start = data.draw(st.integers(0, len(uri)))
+        end = data.draw(st.integers(start, len(uri)))
+        hostile = uri[:start] + data.draw(st.text(max_size=8)) + uri[end:]
+        found = t.match(hostile)
+        if found is not None:
+            exploded = {name for name, modifier in _specs(template) if modifier == "*"}
+            assert set(found) <= set(t.variables)
+            for name, value in found.items():
+                assert isinstance(value, list) == (name in exploded), (name, value)
+
+    prop()
 
 
 # --- Bounded work ----------------------------------------------------------------------------
