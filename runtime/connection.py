@@ -407,6 +407,10 @@ class Connection:
             params = stamped(params, {"progressToken": progress_token})
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
+    def pending(self) -> list[RequestId]:
+        """The requests sent and not answered, forgotten or failed yet."""
+        return list(self._pending)
+
     def forget(self, request_id: RequestId) -> bool:
         """Stop waiting for ``request_id`` (timed out or cancelled); True if it was pending."""
         return self._pending.pop(request_id, None) is not None

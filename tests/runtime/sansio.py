@@ -225,6 +225,21 @@ class RawPeer:
         await self.send(notification("notifications/initialized"))
 
 
+def settle(conn: Connection, version: str, capabilities: dict[str, Any]) -> Connection:
+    """A client ``conn`` settled on ``version`` with a server offering ``capabilities``, the
+    way it gets there: the handshake (legacy) or ``server/discover`` (modern)."""
+    info = conn.versions[version]
+    if info.era == "modern":
+        conn.discovered(info, {"capabilities": capabilities, "supportedVersions": [version]})
+        return conn
+    conn.initialize((version,))
+    result = {"protocolVersion": version, "capabilities": capabilities}
+    result["serverInfo"] = {"name": "settled", "version": "0"}
+    conn.receive(encode({"jsonrpc": "2.0", "id": 1, "result": result}))
+    assert conn.version is info
+    return conn
+
+
 @contextlib.asynccontextmanager
 async def serving(handlers: Any, **options: Any) -> AsyncIterator[RawPeer]:
     """A ``Server`` (or ``Server(handlers, **options)``) served to a ``RawPeer``."""

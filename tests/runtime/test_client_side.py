@@ -23,6 +23,7 @@ from sansio import (
     client,
     feed,
     only,
+    settle,
 )
 
 LEGACY_RESULT = {"capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
@@ -99,10 +100,7 @@ def test_a_refused_or_invalid_initialize_is_reported_at_once(reply: dict[str, An
 def ready(version: str, capabilities: dict[str, Any] | None = None) -> Any:
     """A client settled on ``version`` with a server that offers tools."""
     conn = client(capabilities=capabilities)
-    conn.version = conn.versions[version]
-    conn.state = State.READY
-    conn.peer_capabilities = {"tools": {}}
-    return conn
+    return settle(conn, version, {"tools": {}})
 
 
 def params_of(frame: bytes) -> dict[str, Any]:

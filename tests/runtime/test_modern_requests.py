@@ -105,7 +105,11 @@ def test_client_info_is_optional_and_base64_names_are_decoded() -> None:
     assert isinstance(feed(conn, modern(1, "tools/list", info=None))[0], IncomingRequest)
     coded = "=?base64?eA==?="  # "x"
     call = feed(conn, modern(2, "tools/call", CALL), http=headers("tools/call", name=coded))
-    assert isinstance(call[0], IncomingRequest) and call[0].param_headers == {}
+    assert (
+        isinstance(call[0], IncomingRequest)
+        and call[0].http is not None
+        and call[0].http.params == {}
+    )
 
 
 # -- era detection before any session --------------------------------------------------------

@@ -13,7 +13,6 @@ import pytest
 from mcpgen.generated.v2025_11_25 import server as s25
 from mcpgen.generated.v2025_11_25 import types as t25
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import State
 from mcpgen.runtime.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, resource_not_found
 from mcpgen.runtime.events import Answer, IncomingRequest
 from sansio import (
@@ -30,6 +29,7 @@ from sansio import (
     only,
     request,
     server,
+    settle,
 )
 
 TOOL = t.Tool(
@@ -140,10 +140,7 @@ def test_resource_not_found_is_32002_for_legacy_peers_and_32602_for_modern_ones(
 
 def settled(local: str, version: str, capabilities: dict[str, Any] | None = None) -> Any:
     conn = client(local, capabilities=capabilities)
-    conn.version = conn.versions[version]
-    conn.state = State.READY
-    conn.peer_capabilities = {"tools": {}}
-    return conn
+    return settle(conn, version, {"tools": {}})
 
 
 def test_a_newer_servers_answer_reaches_an_older_client_with_its_extra_keys_kept() -> None:
