@@ -54,7 +54,6 @@ from .handshake import (
     read_initialize_result,
 )
 from .modern_requests import ModernRequests
-from .plain import as_object
 from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
 from .wire import CachePolicy, Restore, Wire
 from .contracts import MethodSpec
@@ -64,8 +63,6 @@ from .negotiation import (
     has_capability,
     refusal_to_send,
 )
-
-# -- events -------------------------------------------------------------------------------
 
 
 class _Pending(msgspec.Struct):
@@ -236,17 +233,21 @@ class Connection:
         if self.role == "server" and m.method == "initialize":
             return self._initialize(m)
         version = self.version
-        if version is None or not answers_before_ready(self.state, m.method):
+        if version is None or (
+            self._state is not State.READY and not answers_before_ready(self._state, m.method)
+        ):
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
         spec, local = self.route(version, m.method)
-        extension = version.extension_of(self.peer, m.method)
-        if extension is not None:
-            extension.require(m.method, version.era, self.peer_capabilities, self.role)
+        if version.extensions:
+            extension = version.extension_of(self.peer, m.method)
+            if extension is not None:
+                extension.require(m.method, version.era, self.peer_capabilities, self.role)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
         params = self.incoming(m.params, spec, local, version)
-        meta = as_object(getattr(params, "meta", None)) or {}
-        return [IncomingRequest(m.id, local, params, meta, batch, http=http)]
+        found = getattr(params, "meta", None)  # an open object is a dict; inline: hot path
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
+        return [IncomingRequest(m.id, local, params, meta, batch, None, None, http)]
 
     def incoming(
         self,
@@ -407,8 +408,7 @@ class Connection:
             params = stamped(params, {"progressToken": progress_token})
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
-    def pending(self) -> list[RequestId]:
-        """The requests sent and not answered, forgotten or failed yet."""
+    def pending(self) -> list[RequestId]:  # sent, and not answered, forgotten or failed yet
         return list(self._pending)
 
     def forget(self, request_id: RequestId) -> bool:

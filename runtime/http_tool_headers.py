@@ -34,9 +34,11 @@ class ToolHeaderGate:
             if http is not None and event.peer is not None:
                 params = event.params
                 tool = getattr(params, "name", "")
-                if self.headers.must_learn(tool):
-                    return self._learning_first(event, scope, tool)
-                self.headers.check(tool, getattr(params, "arguments", None), http.params)
+                headers = self.headers
+                if tool not in headers.unannotated:
+                    if headers.must_learn(tool):
+                        return self._learning_first(event, scope, tool)
+                    headers.check(tool, getattr(params, "arguments", None), http.params)
         return self._dispatch(event, scope)
 
     async def _learning_first(self, event: IncomingRequest, scope: RequestScope, tool: str) -> Any:

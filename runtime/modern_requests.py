@@ -118,9 +118,10 @@ class ModernRequests:
         if m.method == "server/discover":
             return [Send(jsonrpc.encode_result(m.id, self.discover(version)), batch, m.id)]
         spec, local = self.conn.route(version, m.method)
-        extension = version.extension_of("client", m.method)
-        if extension is not None:
-            extension.require(m.method, "modern", meta.client_capabilities or {}, "server")
+        if version.extensions:
+            extension = version.extension_of("client", m.method)
+            if extension is not None:
+                extension.require(m.method, "modern", meta.client_capabilities or {}, "server")
         params = self.conn.incoming(m.params, spec, local, version)
         meta_map = as_object(getattr(params, "meta", None))
         if meta_map is None:  # params typed without _meta (an extension's): what it said

@@ -171,12 +171,17 @@ class ServerToolHeaders:
     def __init__(self) -> None:
         self.known = ToolHeaders()
         self.complete = False
+        #: Tools known to declare no header: their calls need no check (the common case,
+        #: asked on every call).
+        self.unannotated: set[str] = set()
 
     def learn(self, result: Any) -> None:
         self.known.remember(result, drop_invalid=False)
+        self.unannotated = {tool for tool, found in self.known.by_tool.items() if not found}
 
     def forget(self) -> None:
         self.known.by_tool.clear()
+        self.unannotated = set()
         self.complete = False
 
     def must_learn(self, tool: str) -> bool:

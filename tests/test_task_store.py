@@ -1,0 +1,167 @@
+"""The task lifecycle as a table and the in-memory task store (``runtime.task_store``):
+transitions, terminal outcomes kept, owners kept apart, TTLs granted and expired, waiting
+for an outcome, paging, the bound on live tasks, and many tasks at once."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcpgen.runtime.task_store import (
+    TERMINAL,
+    TRANSITIONS,
+    MemoryTaskStore,
+    TaskError,
+    TaskStore,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 10))
+
+
+def test_the_lifecycle_table() -> None:
+    assert TERMINAL == {"completed", "failed", "cancelled"}
+    for status in TERMINAL:
+        assert TRANSITIONS[status] == frozenset()
+    assert "input_required" in TRANSITIONS["working"]
+    assert "working" in TRANSITIONS["input_required"]
+    assert "working" not in TRANSITIONS["working"]
+
+
+def test_a_task_goes_through_input_required_to_its_outcome_and_stays_there() -> None:
+    async def scenario() -> None:
+        store: TaskStore = MemoryTaskStore()
+        task = await store.create("tools/call")
+        assert task.status == "working" and len(task.task_id) >= 16
+        asked = {"name": {"method": "elicitation/create"}}
+        waiting = await store.update(task.task_id, "input_required", input_requests=asked)
+        assert waiting.input_requests == asked
+        back = await store.update(task.task_id, "working", message="resumed")
+        assert back.input_requests is None and back.status_message == "resumed"
+        done = await store.update(task.task_id, "completed", result={"content": []})
+        assert done.terminal and done.result == {"content": []}
+        for status in ("working", "failed", "cancelled"):
+            with pytest.raises(TaskError, match="cannot become"):
+                await store.update(task.task_id, status)  # type: ignore[arg-type]
+        again = await store.get(task.task_id)
+        assert again.status == "completed" and again.result == {"content": []}
+
+    run(scenario())
+
+
+def test_unknown_ids_and_other_owners_tasks_are_not_found() -> None:
+    async def scenario() -> None:
+        store = MemoryTaskStore()
+        task = await store.create("tools/call", owner="session-a")
+        with pytest.raises(TaskError):
+            await store.get("no-such-task", "session-a")
+        with pytest.raises(TaskError):
+            await store.get(task.task_id, "session-b")
+        with pytest.raises(TaskError):
+            await store.update("no-such-task", "failed")
+        assert (await store.get(task.task_id, "session-a")).task_id == task.task_id
+
+    run(scenario())
+
+
+def test_ttls_are_granted_within_the_stores_bounds_and_expire() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        store = MemoryTaskStore(default_ttl_ms=60_000, max_ttl_ms=120_000, clock=clock)
+        default = await store.create("tools/call")
+        capped = await store.create("tools/call", ttl_ms=10**9)
+        short = await store.create("tools/call", ttl_ms=1_000)
+        assert (default.ttl_ms, capped.ttl_ms, short.ttl_ms) == (60_000, 120_000, 1_000)
+        clock.now += 2
+        with pytest.raises(TaskError):
+            await store.get(short.task_id)
+        assert (await store.get(default.task_id)).ttl_ms == 60_000
+        clock.now += 200
+        assert store.expire() == 2 and len(store) == 0
+
+    run(scenario())
+
+
+def test_waiting_returns_the_outcome_and_a_waiter_learns_of_expiry() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        store = MemoryTaskStore(clock=clock)
+        task = await store.create("tools/call", ttl_ms=5_000)
+        waiter = asyncio.ensure_future(store.wait(task.task_id))
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        await store.update(task.task_id, "failed", error={"code": -32603, "message": "boom"})
+        outcome = await waiter
+        assert outcome.status == "failed" and outcome.error == {"code": -32603, "message": "boom"}
+        other = await store.create("tools/call", ttl_ms=5_000)
+        waiter = asyncio.ensure_future(store.wait(other.task_id))
+        await asyncio.sleep(0)
+        clock.now += 10
+        store.expire()
+        with pytest.raises(TaskError):
+            await waiter
+        with pytest.raises(asyncio.TimeoutError):
+            third = await store.create("tools/call")
+            await store.wait(third.task_id, timeout=0.01)
+
+    run(scenario())
+
+
+def test_lists_page_an_owners_tasks_oldest_first() -> None:
+    async def scenario() -> None:
+        store = MemoryTaskStore()
+        mine = [(await store.create("tools/call", owner="me")).task_id for _ in range(5)]
+        await store.create("tools/call", owner="someone else")
+        first, cursor = await store.list("me", limit=2)
+        assert [t.task_id for t in first] == mine[:2] and cursor == mine[1]
+        rest, end = await store.list("me", after=cursor, limit=10)
+        assert [t.task_id for t in rest] == mine[2:] and end is None
+        with pytest.raises(TaskError, match="invalid cursor"):
+            await store.list("me", after="forged")
+
+    run(scenario())
+
+
+def test_the_store_is_bounded_and_makes_room_from_expired_tasks() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        store = MemoryTaskStore(max_tasks=3, clock=clock)
+        for _ in range(2):
+            await store.create("tools/call", ttl_ms=1_000)
+        await store.create("tools/call", ttl_ms=None)
+        with pytest.raises(TaskError, match="too many tasks"):
+            await store.create("tools/call")
+        clock.now += 5
+        assert (await store.create("tools/call")).status == "working"
+        assert len(store) == 2
+
+    run(scenario())
+    with pytest.raises(ValueError):
+        MemoryTaskStore(max_tasks=0)
+
+
+def test_a_thousand_concurrent_tasks_all_reach_their_outcome() -> None:
+    async def scenario() -> list[Any]:
+        store = MemoryTaskStore()
+
+        async def one(i: int) -> Any:
+            task = await store.create("tools/call")
+            waiter = asyncio.ensure_future(store.wait(task.task_id))
+            await asyncio.sleep(0)
+            await store.update(task.task_id, "completed", result={"i": i})
+            return (await waiter).result
+
+        return await asyncio.gather(*(one(i) for i in range(1_000)))
+
+    assert run(scenario()) == [{"i": i} for i in range(1_000)]
