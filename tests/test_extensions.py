@@ -205,6 +205,14 @@ def test_over_stdio_an_undeclared_extension_is_refused_and_a_declared_one_served
         assert error_of(refused)["data"]["requiredCapabilities"] == expected
         peer.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "com.example/echo", "params": 7}')
         assert "error" in peer.response(99)
+        peer.send_raw(b'{"jsonrpc": "2.0", "id": 100, "method": "com.example/echo", "params": {')
+        assert error_of(peer.response(None))["code"] == -32700
+        if version == "2025-11-25":  # and the session goes on
+            assert "tools" in peer.request("tools/list", {})["result"]
+        else:  # and the next request, declaring the extension, is served
+            opted_in = {"extensions": {method: {}}}
+            params = json.loads(modern_body(0, method, {"text": "b"}, opted_in))["params"]
+            assert peer.request(method, params)["result"]["text"] == "B"
         assert peer.close() == 0
     finally:
         peer.kill()
