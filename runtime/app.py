@@ -117,6 +117,8 @@ class App:
     def use(self, middleware: Middleware) -> Middleware:
         """Add ``middleware`` around every handler (``runtime.middleware``), inside those
         added before; usable as a decorator."""
+        if not callable(middleware):
+            raise TypeError(f"middleware must be callable, not {type(middleware).__name__}")
         if self._server is not None:
             self._server.use(middleware)
         else:

@@ -22,6 +22,7 @@ from msgspec import UNSET
 from . import connection as c
 from .errors import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MODERN_ERRORS,
@@ -325,11 +326,17 @@ class ClientSession:
             else None
         )
         context = _InputContext(key, self.protocol_version)
-        if self.middleware:
-            event = c.IncomingRequest(key, spec, params, {})
-            answer = await self.middleware.run(Call(event, context, context))
-        else:
-            answer = await handler(params, context)
+        try:
+            if self.middleware.items:
+                event = c.IncomingRequest(key, spec, params, {})
+                answer = await self.middleware.run(Call(event, context, context))
+            else:
+                answer = await handler(params, context)
+        except McpError:
+            raise
+        except Exception:  # as when a legacy server's request fails: logged, not passed on
+            log.exception("answering the server's %s failed", method)
+            raise McpError(INTERNAL_ERROR, "Internal error") from None
         return msgspec.to_builtins(answer)
 
     async def notify(self, method: str, params: Any = UNSET) -> None:

@@ -57,12 +57,7 @@ from .modern_requests import ModernRequests
 from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
 from .wire import CachePolicy, Restore, Wire
 from .contracts import MethodSpec
-from .negotiation import (
-    VersionInfo,
-    Versions,
-    has_capability,
-    refusal_to_send,
-)
+from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
 
 
 class _Pending(msgspec.Struct):
@@ -238,10 +233,8 @@ class Connection:
         ):
             raise McpError(INVALID_REQUEST, f"Invalid request: {m.method} before initialization")
         spec, local = self.route(version, m.method)
-        if version.extensions:
-            extension = version.extension_of(self.peer, m.method)
-            if extension is not None:
-                extension.require(m.method, version.era, self.peer_capabilities, self.role)
+        if version.extensions:  # an extension's method: served to a peer that opted in
+            version.require_opt_in(self.peer, m.method, self.peer_capabilities, self.role)
         if m.method == "logging/setLevel":
             return [Send(self._set_level(m), batch, m.id)]
         params = self.incoming(m.params, spec, local, version)
@@ -303,11 +296,15 @@ class Connection:
         except msgspec.ValidationError:
             return []  # malformed notifications are dropped (no one to answer)
         version = self.version
-        spec = version.spec(self.peer, m.method) if version is not None else None
-        if version is None or spec is None or spec.kind != "notification":
+        if version is None:  # a stateless server's: an extension's, that declares it
+            return self.modern.notification(m)
+        spec = version.spec(self.peer, m.method)
+        if spec is None or spec.kind != "notification":
             # A request method without an id is no notification: nobody to answer, and
             # no handler that expects one.
             return []
+        if version.extensions and not version.opted_in(self.peer, m.method, self.peer_capabilities):
+            return []  # an extension's, the peer did not opt in: dropped as any not served
         local = self.local.types_of(self.peer, m.method) or spec
         try:
             return [IncomingNotification(local, self.incoming(m.params, spec, local, version))]
@@ -345,7 +342,8 @@ class Connection:
         self._init_id = self._new_id()
         self._pending[self._init_id] = _Pending("initialize", None, None)
         self._advance("initialize sent")
-        return initialize_request(self._init_id, offered, self.capabilities, self.info)
+        caps = capabilities_for(self.capabilities, "client", self.versions[offered[-1]])
+        return initialize_request(self._init_id, offered, caps, self.info)
 
     def _on_initialize_result(self, m: jsonrpc.Response) -> list[Event]:
         try:
@@ -444,6 +442,8 @@ class Connection:
         return jsonrpc.encode_mcp_error(request_id, error)
 
     def notification(self, method: str, params: Any = UNSET) -> bytes:
+        if self.version is not None and self.version.extensions:  # gated, maybe stamped
+            params = self.modern.extension_notification(self.version, method, params)
         return jsonrpc.encode_notification(method, params)
 
     def log_allowed(self, level: str) -> bool:

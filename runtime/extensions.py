@@ -26,7 +26,7 @@ from .errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, McpError
 from .plain import as_object
 
 #: A vendor prefix (dot-separated labels), a slash, a name (``_meta`` key rules).
-_IDENTIFIER = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+/[\w.-]+$")
+_IDENTIFIER = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+/[\w.-]+")
 
 
 class ExtensionMethod(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,7 +67,7 @@ class Extension:
         methods: Iterable[ExtensionMethod],
         settings: Mapping[str, Any] | None = None,
     ) -> None:
-        if not _IDENTIFIER.match(identifier):
+        if not _IDENTIFIER.fullmatch(identifier):
             raise ValueError(
                 f"extension identifier {identifier!r} needs a vendor prefix, e.g. "
                 "'com.example/name'"
@@ -86,15 +86,21 @@ class Extension:
         """Where a side declares this extension in ``era``."""
         return ("extensions" if era == "modern" else "experimental", self.identifier)
 
+    def declared(self, era: str, capabilities: Mapping[str, Any]) -> bool:
+        """Whether ``capabilities`` (a peer's) declare this extension in ``era``."""
+        key, identifier = self.capability(era)
+        group = as_object(capabilities.get(key))
+        return group is not None and identifier in group
+
     def require(self, method: str, era: str, declared: Mapping[str, Any], receiver: str) -> None:
         """Refuse ``method`` when the peer did not declare this extension in ``declared``
-        (its capabilities): a server answers -32021 naming it, a client -32601."""
-        key, identifier = self.capability(era)
-        group = as_object(declared.get(key))
-        if group is not None and identifier in group:
+        (its capabilities): a modern server answers -32021 naming it (the legacy era has
+        no such code: -32601 there, as for a method it does not serve), a client -32601."""
+        if self.declared(era, declared):
             return
+        key, identifier = self.capability(era)
         message = f"{method} needs the {identifier} extension, which the peer did not declare"
-        if receiver == "server":
+        if receiver == "server" and era == "modern":
             required: dict[str, Any] = {"requiredCapabilities": {key: {identifier: {}}}}
             raise McpError(MISSING_CLIENT_CAPABILITY, message, required)
         raise McpError(METHOD_NOT_FOUND, message)
@@ -124,13 +130,18 @@ def declare(capabilities: dict[str, Any], extensions: Iterable[Extension]) -> di
     return out
 
 
-def check_unique(extensions: Iterable[Extension], taken: Iterable[tuple[str, str]]) -> None:
-    """Refuse two extensions, or an extension and a version's own table, claiming the same
-    method from the same sender."""
+def check_unique(
+    extensions: Iterable[Extension], taken: Iterable[tuple[str, str]], runtime: Iterable[str]
+) -> None:
+    """Refuse two extensions, or an extension and a version's own table or the methods the
+    runtime answers itself (``runtime``), claiming the same method from the same sender."""
     seen: dict[tuple[str, str], str] = {key: "the protocol" for key in taken}
+    answered = frozenset(runtime)
     for extension in extensions:
         for method in extension.methods:
             key = (method.direction, method.name)
+            if method.name in answered:
+                seen[key] = "the protocol (the runtime answers it)"
             if key in seen:
                 raise ValueError(
                     f"{method.name} of {extension.identifier!r} is already defined by {seen[key]}"

@@ -9,6 +9,7 @@ names a tool not seen yet, by listing its tools first.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -36,15 +37,25 @@ class ToolHeaderGate:
                 tool = getattr(params, "name", "")
                 headers = self.headers
                 if tool not in headers.unannotated:
-                    if headers.must_learn(tool):
+                    if headers.learning is not None or headers.must_learn(tool):
                         return self._learning_first(event, scope, tool)
                     headers.check(tool, getattr(params, "arguments", None), http.params)
         return self._dispatch(event, scope)
 
     async def _learning_first(self, event: IncomingRequest, scope: RequestScope, tool: str) -> Any:
-        """A call of a tool whose annotations are not known yet: list the tools, then check."""
+        """A call of a tool whose annotations are not known yet: list the tools (or wait
+        for the listing under way, so that no call goes unchecked meanwhile), then check."""
         assert event.http is not None
-        await self.server.learn_tool_headers(event, scope)
+        headers = self.headers
+        if headers.learning is not None:
+            await asyncio.shield(headers.learning)
+        else:
+            learning = headers.learning = asyncio.get_running_loop().create_future()
+            try:
+                await self.server.learn_tool_headers(event, scope)
+            finally:
+                headers.learning = None
+                learning.set_result(None)
         arguments = getattr(event.params, "arguments", None)
         self.server.tool_headers.check(tool, arguments, event.http.params)
         return await self.server.dispatch(event, scope)

@@ -18,6 +18,11 @@ run in the order added, the first outermost::
     server.use(timed)          # or Server(..., middleware=[timed]); App.use; ClientSession.use
 
 A server or client with no middleware dispatches as before: nothing is built per request.
+
+What runs before middleware: the protocol's own checks (version, capabilities, an
+extension's opt-in) and, over HTTP, the transport's (``Mcp-Param-*`` headers, for which a
+server that has not listed its tools yet lists them once, with the caller's ``_meta``).
+Refusing a caller outright (authentication) belongs in the HTTP layer, before all of it.
 """
 
 from __future__ import annotations
@@ -101,12 +106,16 @@ class Chain:
 
     def __init__(self, last: Next, items: Iterable[Middleware] = ()) -> None:
         self.last = last
-        self.items: list[Middleware] = list(items)
+        self.items: list[Middleware] = []
+        for middleware in items:
+            self.add(middleware)
 
     def __bool__(self) -> bool:
         return bool(self.items)
 
     def add(self, middleware: Middleware) -> None:
+        if not callable(middleware):
+            raise TypeError(f"middleware must be callable, not {type(middleware).__name__}")
         self.items.append(middleware)
 
     def run(self, call: Call) -> Awaitable[Any]:

@@ -21,8 +21,8 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .events import Event, IncomingRequest, Inputs, Listen, Send
-from .advertised import capabilities_for, info_for
+from .events import Event, IncomingNotification, IncomingRequest, Inputs, Listen, Send
+from .advertised import capabilities_for, client_meta, info_for, stamped
 from .negotiation import VersionInfo, has_capability
 from .plain import as_object
 
@@ -119,9 +119,7 @@ class ModernRequests:
             return [Send(jsonrpc.encode_result(m.id, self.discover(version)), batch, m.id)]
         spec, local = self.conn.route(version, m.method)
         if version.extensions:
-            extension = version.extension_of("client", m.method)
-            if extension is not None:
-                extension.require(m.method, "modern", meta.client_capabilities or {}, "server")
+            version.require_opt_in("client", m.method, meta.client_capabilities or {}, "server")
         params = self.conn.incoming(m.params, spec, local, version)
         meta_map = as_object(getattr(params, "meta", None))
         if meta_map is None:  # params typed without _meta (an extension's): what it said
@@ -143,6 +141,42 @@ class ModernRequests:
                 http,
             )
         ]
+
+    def notification(self, m: jsonrpc.Notification) -> list[Event]:
+        """A notification outside any session (a stateless server's): only an extension's
+        is served, when its ``_meta`` names a modern version and declares the extension;
+        anything else is dropped (no one to answer)."""
+        conn = self.conn
+        p = modern.probe(m.params) if conn.role == "server" else None
+        meta = p.meta if p is not None else UNSET
+        if meta is UNSET or meta.protocol_version not in conn.versions.of_era("modern"):
+            return []
+        version = conn.versions[str(meta.protocol_version)]
+        capabilities = meta.client_capabilities or {}
+        if version.extension_of("client", m.method) is None:
+            return []
+        if not version.opted_in("client", m.method, capabilities):
+            return []
+        spec, local = version.spec("client", m.method), conn.local.types_of("client", m.method)
+        if spec is None or local is None or spec.kind != "notification":
+            return []
+        try:
+            return [IncomingNotification(local, conn.incoming(m.params, spec, local, version))]
+        except McpError:
+            return []
+
+    def extension_notification(self, version: VersionInfo, method: str, params: Any) -> Any:
+        """The params of an extension's notification this side sends: refused (McpError)
+        when the peer did not declare the extension; a modern client's carry the
+        ``_meta`` its requests do, so a stateless server can tell it opted in."""
+        conn = self.conn
+        if version.extension_of(conn.role, method) is None:
+            return params
+        version.require_opt_in(conn.role, method, conn.peer_capabilities, "client")
+        if conn.role == "client" and version.rules.stateless:
+            meta = client_meta(version, conn.capabilities, conn.info, conn.log_level)
+            return stamped(params, meta)
+        return params
 
     def _inputs(self, m: jsonrpc.Request, p: Any) -> Inputs:
         """Answers the client gave so far: those carried by a verified ``requestState``

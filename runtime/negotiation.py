@@ -84,6 +84,21 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         """The extension that adds ``method`` (sent by ``sender``), if one does."""
         return self.extensions.get((sender, method)) if self.extensions else None
 
+    def opted_in(self, sender: str, method: str, capabilities: Mapping[str, Any]) -> bool:
+        """False when ``method`` is an extension's that ``capabilities`` (the sender's)
+        do not declare."""
+        extension = self.extension_of(sender, method)
+        return extension is None or extension.declared(self.era, capabilities)
+
+    def require_opt_in(
+        self, sender: str, method: str, capabilities: Mapping[str, Any], receiver: str
+    ) -> None:
+        """Refuse an extension's ``method`` when ``capabilities`` (the sender's) do not
+        declare the extension (see ``Extension.require``)."""
+        extension = self.extension_of(sender, method)
+        if extension is not None:
+            extension.require(method, self.era, capabilities, receiver)
+
     @classmethod
     def of(cls, binding: Binding, extensions: Sequence[Extension] = ()) -> VersionInfo:
         """``binding``'s table, with the methods ``extensions`` add."""
@@ -100,7 +115,7 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         typed: dict[tuple[str, str], MethodSpec] = {
             (m.direction, m.name): m for m in binding.methods
         }
-        check_unique(extensions, typed)
+        check_unique(extensions, typed, RUNTIME_METHODS)
         added: dict[tuple[str, str], Extension] = {}
         for extension in extensions:
             for row in extension.rows(binding.era):

@@ -177,8 +177,6 @@ class Server:
     def use(self, middleware: Middleware) -> Middleware:
         """Add ``middleware`` around every handler, inside those added before (usable
         as a decorator)."""
-        if not callable(middleware):
-            raise TypeError(f"middleware must be callable, not {type(middleware).__name__}")
         self.middleware.add(middleware)
         return middleware
 

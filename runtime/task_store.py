@@ -15,6 +15,7 @@ several processes (e.g. Redis) implements the same protocol.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -65,6 +66,8 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     error: dict[str, Any] | None = None
     #: Input requests the task waits for (``input_required``), by key.
     input_requests: dict[str, Any] | None = None
+    #: Creation order in its store (what list cursors count by).
+    seq: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -131,6 +134,7 @@ class MemoryTaskStore:
         self.clock = clock
         self._tasks: dict[str, TaskRecord] = {}
         self._done: dict[str, asyncio.Event] = {}
+        self._created = 0
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -148,7 +152,9 @@ class MemoryTaskStore:
             if len(self._tasks) >= self.max_tasks:
                 raise TaskError(f"too many tasks (at most {self.max_tasks}); retry later")
         now = self.clock()
+        self._created += 1
         record = TaskRecord(
+            seq=self._created,
             task_id=secrets.token_urlsafe(16),
             method=method,
             owner=owner,
@@ -184,9 +190,14 @@ class MemoryTaskStore:
         input_requests: dict[str, Any] | None = None,
     ) -> TaskRecord:
         record = self._tasks.get(task_id)
+        if record is not None and record.expired(self.clock()):
+            self._drop(task_id)
+            record = None
         if record is None:
             raise TaskError(f"no task {task_id!r}")
-        if status != record.status and status not in TRANSITIONS[record.status]:
+        if record.terminal or (
+            status != record.status and status not in TRANSITIONS[record.status]
+        ):
             raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
         record.status = status
         record.status_message = message
@@ -200,16 +211,18 @@ class MemoryTaskStore:
     async def list(
         self, owner: str = "", after: str | None = None, limit: int = 100
     ) -> tuple[list[TaskRecord], str | None]:
+        """``after`` is a cursor this method gave: the page goes on after it even when the
+        task it was made from has gone since."""
+        limit = max(1, limit)
+        try:
+            start = int(after) if after is not None else 0
+        except ValueError:
+            raise TaskError(f"invalid cursor {after!r}") from None
         self.expire()
-        ids = [i for i, r in self._tasks.items() if r.owner == owner]
-        start = 0
-        if after is not None:
-            if after not in ids:
-                raise TaskError(f"invalid cursor {after!r}")
-            start = ids.index(after) + 1
-        page = [self._tasks[i] for i in ids[start : start + limit]]
-        more = start + limit < len(ids)
-        return page, page[-1].task_id if more and page else None
+        found = (r for r in self._tasks.values() if r.owner == owner and r.seq > start)
+        page = list(itertools.islice(found, limit + 1))  # tasks stay in creation order
+        more = len(page) > limit
+        return page[:limit], str(page[limit - 1].seq) if more else None
 
     async def wait(self, task_id: str, owner: str = "", timeout: float | None = None) -> TaskRecord:
         record = self._find(task_id, owner)

@@ -11,6 +11,7 @@ body (not null) needs its header, equal once decoded; anything else is a header 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -174,6 +175,8 @@ class ServerToolHeaders:
         #: Tools known to declare no header: their calls need no check (the common case,
         #: asked on every call).
         self.unannotated: set[str] = set()
+        #: Set while the tools are being listed to learn them: calls wait for it.
+        self.learning: asyncio.Future[None] | None = None
 
     def learn(self, result: Any) -> None:
         self.known.remember(result, drop_invalid=False)

@@ -20,7 +20,7 @@ import pytest
 
 from mcpgen.generated.v2026_07_28.client import Client
 from mcpgen.runtime import ClientSession, Extension, ExtensionMethod, McpError
-from mcpgen.runtime.errors import MISSING_CLIENT_CAPABILITY
+from mcpgen.runtime.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
 from mcpgen.runtime.client import Mode
 from mcpgen.runtime.testing import connect
 
@@ -56,7 +56,7 @@ def test_a_client_calls_the_extension_typed_in_both_eras(mode: Mode) -> None:
             answer = await session.request(
                 "com.example/echo", EchoParams(text="hi", times=2), EchoResult
             )
-            await session.notify("com.example/shouted", ShoutedParams(text="hey"))
+            await session.notify("com.example/shouted", ShoutedParams(text=f"hey {mode}"))
             shouts = (await client.call_tool(name="shouts", arguments={})).content[0].text
             return answer, session.server_capabilities, shouts.splitlines()
 
@@ -68,7 +68,7 @@ def test_a_client_calls_the_extension_typed_in_both_eras(mode: Mode) -> None:
     assert capabilities[declared]["com.example/echo"] == {"maxTimes": 3}
     if mode == "auto":  # declared where the version has room for extensions, once
         assert "com.example/echo" not in capabilities.get("experimental", {})
-    assert "hey" in shouts
+    assert f"hey {mode}" in shouts  # delivered in both eras (modern: _meta says opted in)
 
 
 def test_a_handler_error_of_an_extension_method_reaches_the_client() -> None:
@@ -170,9 +170,10 @@ def test_the_asgi_app_refuses_an_undeclared_extension_then_serves_a_declared_one
         # legacy: a session whose initialize declared nothing
         headers = await open_session(http, "2025-11-25")
         refused = await asgi_call(http, body=request(3, method, {"text": "b"}), headers=headers)
-        error = error_of(refused.messages()[0])
-        assert error["code"] == MISSING_CLIENT_CAPABILITY
-        assert error["data"]["requiredCapabilities"] == {"experimental": {method: {}}}
+        error = error_of(refused.messages()[0])  # legacy: no -32021 there, "not served"
+        assert (
+            error["code"] == METHOD_NOT_FOUND and "com.example/echo extension" in error["message"]
+        )
         listed = await asgi_call(http, body=request(4, "tools/list", {}), headers=headers)
         assert "result" in listed.messages()[0]
 
@@ -195,14 +196,15 @@ def test_over_stdio_an_undeclared_extension_is_refused_and_a_declared_one_served
         if version == "2025-11-25":
             peer.initialize(version)
             refused = peer.request(method, {"text": "a"})
-            expected = {"experimental": {method: {}}}
+            assert error_of(refused)["code"] == METHOD_NOT_FOUND
         else:
             refused = peer.request(
                 method, json.loads(modern_body(0, method, {"text": "a"}, {}))["params"]
             )
-            expected = {"extensions": {method: {}}}
-        assert error_of(refused)["code"] == MISSING_CLIENT_CAPABILITY
-        assert error_of(refused)["data"]["requiredCapabilities"] == expected
+            assert error_of(refused)["code"] == MISSING_CLIENT_CAPABILITY
+            required = {"extensions": {method: {}}}
+            assert error_of(refused)["data"]["requiredCapabilities"] == required
+        assert "com.example/echo extension" in error_of(refused)["message"]
         peer.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "com.example/echo", "params": 7}')
         assert "error" in peer.response(99)
         peer.send_raw(b'{"jsonrpc": "2.0", "id": 100, "method": "com.example/echo", "params": {')
@@ -266,7 +268,7 @@ def test_over_http_an_undeclared_extension_is_refused_and_a_declared_one_served(
             note = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
             raw.post(http_url, content=note, headers=session)
             reply = raw.post(http_url, content=request(2, method, {"text": "a"}), headers=session)
-            assert error_of(reply.json())["code"] == MISSING_CLIENT_CAPABILITY
+            assert error_of(reply.json())["code"] == METHOD_NOT_FOUND
 
     async def declared() -> Any:
         async with http_client(Client, http_url, mode=mode, extensions=[ECHO]) as client:
@@ -277,3 +279,63 @@ def test_over_http_an_undeclared_extension_is_refused_and_a_declared_one_served(
 
 def test_the_peer_module_is_the_app_the_tests_drive() -> None:
     assert extended_app.app is app and msgspec.structs.fields(EchoParams)[0].name == "text"
+
+
+def test_extension_notifications_are_gated_both_ways() -> None:
+    """An undeclared extension's notification is dropped by the server; a client does not
+    send one to a server that does not offer it; a client declares once per version."""
+    from mcpgen.generated.v2025_11_25 import server as stubs
+    from mcpgen.runtime import Server
+    from mcpgen.runtime.events import IncomingNotification
+
+    conn = app.server.connection()
+    initialize = request(
+        0,
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    )
+    conn.receive(initialize)
+    conn.receive(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    shout = b'{"jsonrpc": "2.0", "method": "com.example/shouted", "params": {"text": "x"}}'
+    assert conn.receive(shout) == []  # not declared: dropped
+    declared = app.server.connection()
+    opted = {"experimental": {"com.example/echo": {}}}
+    declared.receive(
+        request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": opted,
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        )
+    )
+    assert isinstance(declared.receive(shout)[0], IncomingNotification)
+
+    plain = Server(stubs.ServerHandlers(), name="plain")
+
+    async def scenario() -> None:
+        async with connect(plain, Client, mode="legacy", extensions=[ECHO]) as client:
+            with pytest.raises(McpError, match="did not declare"):
+                await client.session.notify("com.example/shouted", ShoutedParams(text="x"))
+
+    run(scenario())
+    session = ClientSession(Client.__binding__, extensions=[ECHO])  # type: ignore[attr-defined]
+    sent = json.loads(session.conn.initialize(("2025-11-25",)))["params"]["capabilities"]
+    assert sent == {"experimental": {"com.example/echo": {"maxTimes": 3}}}
+
+
+def test_extensions_cannot_shadow_what_the_runtime_answers_or_bend_their_names() -> None:
+    from mcpgen.generated.v2025_11_25 import server as stubs
+    from mcpgen.runtime import Server
+
+    shadow = Extension("a.b/c", [ExtensionMethod(name="ping")])
+    with pytest.raises(ValueError, match="runtime answers it"):
+        Server(stubs.ServerHandlers(), name="x", extensions=[shadow])
+    with pytest.raises(ValueError, match="vendor prefix"):
+        Extension("com.example/echo\n", [])

@@ -95,13 +95,17 @@ def test_client_middleware_wraps_what_the_server_asks(mode: Mode) -> None:
     assert asked == ["roots/list"]
 
 
-def test_a_client_middleware_that_raises_is_the_servers_error_not_a_crash() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_client_middleware_that_raises_is_an_internal_error_not_a_crash(mode: Mode) -> None:
+    """Legacy: the server's request is answered -32603 (its tool then fails); modern: the
+    input request cannot be fulfilled, and the call fails -32603. Neither leaks the text."""
+
     async def broken(call: Call, call_next: Next) -> Any:
         raise RuntimeError("client internals")
 
     async def scenario() -> None:
         async with connect(
-            app.server, Client, mode="legacy", handlers=Roots(), middleware=[broken]
+            app.server, Client, mode=mode, handlers=Roots(), middleware=[broken]
         ) as client:
             with pytest.raises(McpError) as failed:  # the server's tool got an internal error
                 await client.call_tool(name="roots", arguments={})

@@ -51,9 +51,9 @@ def test_a_task_goes_through_input_required_to_its_outcome_and_stays_there() -> 
         assert back.input_requests is None and back.status_message == "resumed"
         done = await store.update(task.task_id, "completed", result={"content": []})
         assert done.terminal and done.result == {"content": []}
-        for status in ("working", "failed", "cancelled"):
+        for status in ("working", "failed", "cancelled", "completed"):  # not even again
             with pytest.raises(TaskError, match="cannot become"):
-                await store.update(task.task_id, status)  # type: ignore[arg-type]
+                await store.update(task.task_id, status, result={"late": 1})  # type: ignore[arg-type]
         again = await store.get(task.task_id)
         assert again.status == "completed" and again.result == {"content": []}
 
@@ -86,6 +86,8 @@ def test_ttls_are_granted_within_the_stores_bounds_and_expire() -> None:
         clock.now += 2
         with pytest.raises(TaskError):
             await store.get(short.task_id)
+        with pytest.raises(TaskError):  # nor updated once expired
+            await store.update(short.task_id, "completed")
         assert (await store.get(default.task_id)).ttl_ms == 60_000
         clock.now += 200
         assert store.expire() == 2 and len(store) == 0
@@ -124,9 +126,12 @@ def test_lists_page_an_owners_tasks_oldest_first() -> None:
         mine = [(await store.create("tools/call", owner="me")).task_id for _ in range(5)]
         await store.create("tools/call", owner="someone else")
         first, cursor = await store.list("me", limit=2)
-        assert [t.task_id for t in first] == mine[:2] and cursor == mine[1]
+        assert [t.task_id for t in first] == mine[:2] and cursor is not None
+        await store.update(mine[1], "completed")  # a finished task still counts
         rest, end = await store.list("me", after=cursor, limit=10)
         assert [t.task_id for t in rest] == mine[2:] and end is None
+        exact, end = await store.list("me", limit=5)
+        assert len(exact) == 5 and end is None
         with pytest.raises(TaskError, match="invalid cursor"):
             await store.list("me", after="forged")
 
