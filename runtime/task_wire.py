@@ -76,7 +76,9 @@ def payload(record: TaskRecord) -> JSONObject:
 
 def error(record: TaskRecord) -> JSONObject:
     """The JSON-RPC error object ``tasks/result`` answers for a task that did not complete,
-    with the related-task ``_meta`` in its data."""
+    with the related-task ``_meta`` in its data: a failed task's own error; for a
+    cancelled one, whose request has no outcome, -32600 (the summary of the spec we work
+    from names no code for it: to be checked against the spec's text)."""
     found: JSONObject
     if record.error is not None:
         found = dict(record.error)
