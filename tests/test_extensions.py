@@ -339,3 +339,30 @@ def test_extensions_cannot_shadow_what_the_runtime_answers_or_bend_their_names()
         Server(stubs.ServerHandlers(), name="x", extensions=[shadow])
     with pytest.raises(ValueError, match="vendor prefix"):
         Extension("com.example/echo\n", [])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_what_both_sides_declare_is_valid_at_the_peers_version(mode: Mode) -> None:
+    """The official schema judges the capabilities each side sends with the extension in:
+    the server's (initialize or server/discover) and the client's."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from tests.wire_oracle import Schema
+
+    version = MODES[mode]
+    schema = Schema(version, ROOT / "schema" / version / "schema.json")
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect(app.server, Client, mode=mode, extensions=[ECHO]) as client:
+            session: ClientSession = client.session
+            info = session.conn.versions[version]
+            from mcpgen.runtime.advertised import capabilities_for
+
+            mine = capabilities_for(session.conn.capabilities, "client", info)
+            return session.server_capabilities, mine
+
+    server_caps, client_caps = run(scenario())
+    assert schema.error_of("ServerCapabilities", server_caps) is None
+    assert schema.error_of("ClientCapabilities", client_caps) is None
+    key = "experimental" if mode == "legacy" else "extensions"
+    assert client_caps[key] == {"com.example/echo": {"maxTimes": 3}}

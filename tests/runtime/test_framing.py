@@ -7,13 +7,21 @@ any decoder sees it, and the error a server connection answers each refusal with
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpgen.runtime import Limits, jsonrpc
-from mcpgen.runtime.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from mcpgen.runtime.errors import INVALID_REQUEST, PARSE_ERROR
 from sansio import answer, feed, handshake, request, server
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from tests.wire_cases import BAD_FRAMES  # noqa: E402
 
 ENVELOPES = [
     # ids: a string or an integer, never anything else; unreadable ids answer as null
@@ -150,21 +158,6 @@ def test_encoders_leave_out_absent_params_and_data() -> None:
 
 
 # -- what a server answers: the stdio suite's bad frames, without the process -----------
-
-BAD_FRAMES = [
-    pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', PARSE_ERROR, None, id="truncated-json"),
-    pytest.param(b"this is not json", PARSE_ERROR, None, id="garbage"),
-    pytest.param(b"\xff\xfe\x00{}", PARSE_ERROR, None, id="not-utf8"),
-    pytest.param(b'{"jsonrpc":"1.0","id":"v1","method":"ping"}', INVALID_REQUEST, "v1", id="jsonrpc-1.0"),
-    pytest.param(b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID_REQUEST, None, id="id-float"),
-    pytest.param(b'{"jsonrpc":"2.0","id":"p","method":"ping","params":"x"}', INVALID_REQUEST, "p", id="params-string"),
-    pytest.param(b'[{"jsonrpc":"2.0","id":"b","method":"ping"}]', INVALID_REQUEST, None, id="batch-not-allowed"),
-    pytest.param(b"[]", INVALID_REQUEST, None, id="empty-array"),
-    pytest.param(b"true", INVALID_REQUEST, None, id="boolean"),
-    pytest.param(b'{"jsonrpc":"2.0","id":"u1","method":"foo/bar"}', METHOD_NOT_FOUND, "u1", id="unknown-method"),
-    pytest.param(b'{"jsonrpc":"2.0","id":"u2","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}', METHOD_NOT_FOUND, "u2", id="server-to-client-method"),
-    pytest.param(b'{"jsonrpc":"2.0","id":"u3","method":"server/discover","params":{}}', METHOD_NOT_FOUND, "u3", id="modern-only-method"),
-]  # fmt: skip
 
 
 @pytest.mark.parametrize(("frame", "code", "request_id"), BAD_FRAMES)

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from typing import Any
 
 import pytest
@@ -11,20 +14,11 @@ import pytest
 from mcpgen.runtime.errors import INVALID_PARAMS
 from sansio import answer, everything, feed, handshake, modern, request
 
-CASES = [
-    pytest.param("tools/call", {"name": 5}, "$.params.name", id="wrong-type"),
-    pytest.param("tools/call", {}, "$.params", id="missing-field"),
-    pytest.param("tools/call", [1], "$.params", id="params-array"),
-    pytest.param("resources/read", None, "$.params", id="params-missing"),
-    pytest.param(
-        "completion/complete",
-        {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": 3}},
-        "$.params.argument.value",
-        id="nested",
-    ),
-    pytest.param("prompts/get", {"name": "p", "arguments": {"a": 1}}, "$.params.arguments", id="map-value"),
-    pytest.param("logging/setLevel", {"level": "loud"}, "$.params.level", id="log-level"),
-]  # fmt: skip
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from tests.wire_cases import INVALID_PARAMS_CASES as CASES  # noqa: E402
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25"])

@@ -5,6 +5,9 @@ same over a real pipe for one version; the version matrix runs here, in millisec
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from typing import Any
 
 import pytest
@@ -12,23 +15,11 @@ import pytest
 from mcpgen.runtime.errors import METHOD_NOT_FOUND
 from sansio import LEGACY, RawPeer, everything, initialize, notification, request, run, serving
 
-COMPLETE_PARAMS = {
-    "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
-    "argument": {"name": "arg1", "value": "test"},
-}
-#: Requests every legacy version has, and the result key that proves a proper answer.
-LEGACY_REQUESTS = [
-    ("tools/list", {}, "tools"),
-    ("tools/call", {"name": "test_simple_text"}, "content"),
-    ("resources/list", {}, "resources"),
-    ("resources/templates/list", {}, "resourceTemplates"),
-    ("resources/read", {"uri": "test://static-text"}, "contents"),
-    ("prompts/list", {}, "prompts"),
-    ("prompts/get", {"name": "test_simple_prompt"}, "messages"),
-    ("completion/complete", COMPLETE_PARAMS, "completion"),
-]
-#: Keys only 2026-07-28 results have (the everything server is written against 2026).
-MODERN_RESULT_KEYS = {"resultType", "ttlMs", "cacheScope"}
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from tests.wire_cases import LEGACY_REQUESTS, MODERN_RESULT_KEYS  # noqa: E402
 
 
 async def opened(peer: RawPeer, version: str, capabilities: Any = None) -> dict[str, Any]:
