@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from copy import copy
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -64,10 +65,14 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     #: The request's outcome once terminal: its result (plain JSON) or its error object.
     result: Any = None
     error: dict[str, Any] | None = None
-    #: Input requests the task waits for (``input_required``), by key.
+    #: Input requests the task waits for (``input_required``), by key, and the answers
+    #: the requester gave so far (``respond``), by the same keys.
     input_requests: dict[str, Any] | None = None
+    input_responses: dict[str, Any] | None = None
     #: Creation order in its store (what list cursors count by).
     seq: int = 0
+    #: How many times the record changed (what ``watch`` waits past).
+    revision: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -101,14 +106,31 @@ class TaskStore(Protocol):
         """Move the task to ``status`` (TaskError when its status does not allow it)."""
         ...
 
+    async def respond(
+        self, task_id: str, responses: Mapping[str, Any], owner: str = ""
+    ) -> TaskRecord:
+        """Record the requester's answers to some of an ``input_required`` task's input
+        requests (TaskError when it waits for none, or a key is not one it asked)."""
+        ...
+
     async def list(
         self, owner: str = "", after: str | None = None, limit: int = 100
     ) -> tuple[list[TaskRecord], str | None]:
         """A page of the owner's tasks, oldest first, and the id to continue after."""
         ...
 
+    async def watch(self, task_id: str, revision: int, timeout: float | None = None) -> TaskRecord:
+        """The task once its revision is past ``revision`` (TaskError when it is gone,
+        ``asyncio.TimeoutError`` after ``timeout`` seconds): how the process running a
+        task learns of answers and cancellation, wherever they were given."""
+        ...
+
     async def wait(self, task_id: str, owner: str = "", timeout: float | None = None) -> TaskRecord:
         """The task once terminal (``asyncio.TimeoutError`` after ``timeout`` seconds)."""
+        ...
+
+    async def close(self) -> None:
+        """Let go of what the store holds open (connections, watchers)."""
         ...
 
 
@@ -133,7 +155,8 @@ class MemoryTaskStore:
         self.poll_interval_ms = poll_interval_ms
         self.clock = clock
         self._tasks: dict[str, TaskRecord] = {}
-        self._done: dict[str, asyncio.Event] = {}
+        #: Set (and replaced) whenever the task changes or goes.
+        self._changed: dict[str, asyncio.Event] = {}
         self._created = 0
 
     def __len__(self) -> int:
@@ -164,20 +187,21 @@ class MemoryTaskStore:
             poll_interval_ms=self.poll_interval_ms,
         )
         self._tasks[record.task_id] = record
-        self._done[record.task_id] = asyncio.Event()
-        return record
+        self._changed[record.task_id] = asyncio.Event()
+        return copy(record)  # a snapshot: the caller's copy does not change under it
 
-    def _find(self, task_id: str, owner: str) -> TaskRecord:
+    def _find(self, task_id: str, owner: str | None) -> TaskRecord:
+        """The live task (``owner`` None: whoever's it is)."""
         record = self._tasks.get(task_id)
         if record is not None and record.expired(self.clock()):
             self._drop(task_id)
             record = None
-        if record is None or record.owner != owner:
+        if record is None or (owner is not None and record.owner != owner):
             raise TaskError(f"no task {task_id!r}")
         return record
 
     async def get(self, task_id: str, owner: str = "") -> TaskRecord:
-        return self._find(task_id, owner)
+        return copy(self._find(task_id, owner))
 
     async def update(
         self,
@@ -189,24 +213,34 @@ class MemoryTaskStore:
         error: dict[str, Any] | None = None,
         input_requests: dict[str, Any] | None = None,
     ) -> TaskRecord:
-        record = self._tasks.get(task_id)
-        if record is not None and record.expired(self.clock()):
-            self._drop(task_id)
-            record = None
-        if record is None:
-            raise TaskError(f"no task {task_id!r}")
+        record = self._find(task_id, None)
         if record.terminal or (
             status != record.status and status not in TRANSITIONS[record.status]
         ):
             raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
         record.status = status
         record.status_message = message
-        record.updated_at = self.clock()
         record.input_requests = input_requests if status == "input_required" else None
+        record.input_responses = None
         if status in TERMINAL:
             record.result, record.error = result, error
-            self._done[task_id].set()
-        return record
+        self._touch(record)
+        return copy(record)  # a snapshot: the caller's copy does not change under it
+
+    async def respond(
+        self, task_id: str, responses: Mapping[str, Any], owner: str = ""
+    ) -> TaskRecord:
+        record = self._find(task_id, owner)
+        record.input_responses = answered(record, responses)
+        self._touch(record)
+        return copy(record)  # a snapshot: the caller's copy does not change under it
+
+    def _touch(self, record: TaskRecord) -> None:
+        """Note a change of ``record`` and wake whoever watches it."""
+        record.revision += 1
+        record.updated_at = self.clock()
+        self._changed.pop(record.task_id).set()
+        self._changed[record.task_id] = asyncio.Event()
 
     async def list(
         self, owner: str = "", after: str | None = None, limit: int = 100
@@ -222,13 +256,26 @@ class MemoryTaskStore:
         found = (r for r in self._tasks.values() if r.owner == owner and r.seq > start)
         page = list(itertools.islice(found, limit + 1))  # tasks stay in creation order
         more = len(page) > limit
-        return page[:limit], str(page[limit - 1].seq) if more else None
+        return [copy(r) for r in page[:limit]], str(page[limit - 1].seq) if more else None
+
+    async def watch(self, task_id: str, revision: int, timeout: float | None = None) -> TaskRecord:
+        async def changed() -> TaskRecord:
+            while (record := self._find(task_id, None)).revision <= revision:
+                await self._changed[task_id].wait()
+            return copy(record)
+
+        return await asyncio.wait_for(changed(), timeout)
 
     async def wait(self, task_id: str, owner: str = "", timeout: float | None = None) -> TaskRecord:
-        record = self._find(task_id, owner)
-        if not record.terminal:
-            await asyncio.wait_for(self._done[task_id].wait(), timeout)
-        return self._find(task_id, owner)
+        return await asyncio.wait_for(
+            until_terminal(self, copy(self._find(task_id, owner))), timeout
+        )
+
+    async def close(self) -> None:
+        for changed in self._changed.values():
+            changed.set()
+        self._tasks.clear()
+        self._changed.clear()
 
     def expire(self) -> int:
         """Drop every expired task; how many went."""
@@ -240,6 +287,28 @@ class MemoryTaskStore:
 
     def _drop(self, task_id: str) -> None:
         self._tasks.pop(task_id, None)
-        done = self._done.pop(task_id, None)
-        if done is not None:
-            done.set()  # a waiter learns the task is gone (its next lookup fails)
+        changed = self._changed.pop(task_id, None)
+        if changed is not None:
+            changed.set()  # a watcher learns the task is gone (its next lookup fails)
+
+
+async def until_terminal(store: TaskStore, record: TaskRecord) -> TaskRecord:
+    """``record``'s task once terminal, watched through ``store`` (TaskError if it goes)."""
+    while not record.terminal:
+        record = await store.watch(record.task_id, record.revision)
+    return record
+
+
+def answered(record: TaskRecord, responses: Mapping[str, Any]) -> dict[str, Any]:
+    """``record``'s answers so far with ``responses`` added: what every store checks
+    before it records answers (TaskError when the task asks for none of those keys)."""
+    asked = record.input_requests
+    if record.status != "input_required" or not asked:
+        raise TaskError(f"task {record.task_id!r} is {record.status}; it asks for no input")
+    unknown = sorted(set(responses) - set(asked))
+    if unknown:
+        raise TaskError(
+            f"task {record.task_id!r} asked for no input {', '.join(map(repr, unknown))}"
+            f" (it asks for {', '.join(map(repr, sorted(asked)))})"
+        )
+    return {**(record.input_responses or {}), **responses}

@@ -170,3 +170,48 @@ def test_a_thousand_concurrent_tasks_all_reach_their_outcome() -> None:
         return await asyncio.gather(*(one(i) for i in range(1_000)))
 
     assert run(scenario()) == [{"i": i} for i in range(1_000)]
+
+
+def test_answers_are_recorded_only_for_what_the_task_asked_and_wake_its_watcher() -> None:
+    async def scenario() -> None:
+        store = MemoryTaskStore()
+        task = await store.create("tools/call", owner="a")
+        with pytest.raises(TaskError, match="asks for no input"):
+            await store.respond(task.task_id, {"x": 1}, owner="a")
+        asked = {"name": {"method": "elicitation/create"}, "age": {"method": "x"}}
+        waiting = await store.update(task.task_id, "input_required", input_requests=asked)
+        watcher = asyncio.create_task(store.watch(task.task_id, waiting.revision))
+        with pytest.raises(TaskError, match="asked for no input 'colour'"):
+            await store.respond(task.task_id, {"name": 1, "colour": 2}, owner="a")
+        with pytest.raises(TaskError, match="no task"):  # another owner's task
+            await store.respond(task.task_id, {"name": 1}, owner="b")
+        assert not watcher.done()
+        partly = await store.respond(task.task_id, {"name": {"action": "accept"}}, owner="a")
+        seen = await watcher
+        assert seen.input_responses == {"name": {"action": "accept"}}
+        assert seen.revision == partly.revision > waiting.revision
+        whole = await store.respond(task.task_id, {"age": 3}, owner="a")
+        assert whole.input_responses == {"name": {"action": "accept"}, "age": 3}
+        resumed = await store.update(task.task_id, "working")
+        assert resumed.input_requests is None and resumed.input_responses is None
+
+    run(scenario())
+
+
+def test_watching_a_task_ends_when_it_changes_goes_or_time_is_up() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        store = MemoryTaskStore(clock=clock)
+        task = await store.create("tools/call", ttl_ms=1_000)
+        with pytest.raises(asyncio.TimeoutError):
+            await store.watch(task.task_id, task.revision, timeout=0.01)
+        watcher = asyncio.create_task(store.watch(task.task_id, task.revision))
+        waiter = asyncio.create_task(store.wait(task.task_id))
+        await asyncio.sleep(0)
+        clock.now += 2  # expired: both learn it is gone
+        assert store.expire() == 1
+        for pending in (watcher, waiter):
+            with pytest.raises(TaskError, match="no task"):
+                await pending
+
+    run(scenario())
