@@ -41,7 +41,7 @@ def records() -> list[TaskRecord]:
                     outcome["result"] = {"content": [{"type": "text", "text": "done"}]}
                 if status == "failed":
                     outcome["error"] = {"code": -32603, "message": "boom", "data": "trace id 7"}
-                await store.update(record.task_id, status, message=f"now {status}", **outcome)  # type: ignore[arg-type]
+                record = await store.update(record.task_id, status, message=f"now {status}", **outcome)  # type: ignore[arg-type]
             out.append(record)
         return out
 
