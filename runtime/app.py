@@ -36,6 +36,7 @@ from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, is_template
 from .roles import RoleTypes
 from .server import Server
+from .tasks import Tasks
 from .tools import RegisteredTool
 from .wire import CachePolicy
 
@@ -66,6 +67,7 @@ class App:
         page_size: int = 100,
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
+        tasks: Tasks | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
@@ -85,6 +87,8 @@ class App:
             "state_key": state_key,
             "extensions": tuple(extensions),
         }
+        #: Runs the tools registered with ``task=`` (made when the first is, if not given).
+        self.tasks = tasks
         #: Handlers of extension methods (``handle``), by method.
         self.extension_handlers: dict[str, Callable[..., Any]] = {}
         #: What is registered, in registration order (lists follow it): tools and prompts by
@@ -138,7 +142,8 @@ class App:
         ``Context`` receives the request context instead); its docstring the description;
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
-        ``icons``, ``meta``, ``execution``, ``blocking`` (a sync function that waits on
+        ``icons``, ``meta``, ``execution``, ``task`` (``"optional"`` or ``"required"``:
+        it may, or must, run as a task; see ``runtime.tasks``), ``blocking`` (a sync function that waits on
         files, sockets or a database runs in a worker thread; otherwise sync functions run
         on the event loop, the fastest way for quick ones), and ``input_schema``: a JSON Schema listed
         instead of the derived one (for keywords no type annotation says, such as
@@ -150,8 +155,20 @@ class App:
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> RegisteredTool:
         """Register ``fn`` as a tool (options as for :meth:`tool`), also while serving."""
         tool = RegisteredTool(fn, self.types, self.context_type, **options)
+        if tool.task_support != "forbidden" and self.tasks is None:
+            if self._server is not None:
+                raise RuntimeError(
+                    "this app's server was made without tasks: give App(tasks=Tasks()) or "
+                    "register a task tool before serving"
+                )
+            self.tasks = Tasks()
         self._add(self.tools, tool.name, tool, "tools")
         return tool
+
+    def task_support(self, name: str) -> str:
+        """Whether the tool ``name`` runs as a task ("forbidden" for no such tool)."""
+        tool = self.tools.get(name)
+        return tool.task_support if tool is not None else "forbidden"
 
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (KeyError if there is none)."""
@@ -277,6 +294,8 @@ class App:
                 version=self.version,
                 list_changed=[kind for kind, present in kinds if present],
                 middleware=self._middleware,
+                tasks=self.tasks,
+                task_support=self.task_support,
                 **options,
             )
             for method, handler in self.extension_handlers.items():

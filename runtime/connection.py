@@ -5,9 +5,8 @@ methods by version, state and capability, decodes params with the dispatch table
 and correlates responses with the requests it sent. It never awaits and never touches a
 socket or pipe: the asyncio ``Session`` feeds it and acts on what it returns.
 
-It holds the state; what it consults lives beside it: ``handshake.py`` (what the legacy
-handshake carries), ``modern_requests.py`` (a server's stateless requests), ``params.py``
-(params and answers between versions), ``wire.py`` (what goes out, at the peer's version).
+Beside it: ``handshake.py`` (legacy handshake), ``modern_requests.py`` (stateless requests),
+``params.py`` (params and answers across versions), ``wire.py`` (what goes out, per version).
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ from .handshake import (
     read_initialize_result,
 )
 from .modern_requests import ModernRequests
-from .params import answer, asked_for_input, decode_params, incoming_params, validation_error
+from . import params as p
 from .wire import CachePolicy, Restore, Wire
 from .contracts import MethodSpec
 from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
@@ -240,7 +239,8 @@ class Connection:
         params = self.incoming(m.params, spec, local, version)
         found = getattr(params, "meta", None)  # an open object is a dict; inline: hot path
         meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
-        return [IncomingRequest(m.id, local, params, meta, batch, None, None, http)]
+        task = p.augmentation(m.params, params) if m.method == "tools/call" else None
+        return [IncomingRequest(m.id, local, params, meta, batch, None, None, http, task)]
 
     def incoming(
         self,
@@ -251,7 +251,7 @@ class Connection:
     ) -> Any:
         """Params of ``spec`` (the peer's ``version``) as the application's types."""
         if version is self.local:  # the common case, decoded directly
-            return decode_params(raw, local, version)
+            return p.decode_params(raw, local, version)
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
@@ -260,7 +260,7 @@ class Connection:
             if converts_session
             else None
         )
-        return incoming_params(raw, spec, version, local, self.local, session)
+        return p.incoming_params(raw, spec, version, local, self.local, session)
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:
@@ -321,16 +321,16 @@ class Connection:
             return [Answer(m.id, None)]
         version = self.version
         if version is not None and version.rules.stateless:
-            asked = asked_for_input(m.result)
+            asked = p.asked_for_input(m.result)
             if asked is not None:
                 return [Answer(m.id, InputRequiredAnswer(*asked))]
         try:
-            value = answer(
+            value = p.answer(
                 m.result, pending.peer_result, pending.result, pending.restore, version, self.local
             )
             return [Answer(m.id, value)]
         except msgspec.ValidationError as exc:
-            error = validation_error(exc, "result")
+            error = p.validation_error(exc, "result")
             message = f"Invalid result of {pending.method}: {error.message}"
             return [Failure(m.id, McpError(INTERNAL_ERROR, message, error.data))]
 

@@ -80,6 +80,8 @@ class IncomingRequest(msgspec.Struct, frozen=True):
     inputs: Inputs | None = None
     #: The HTTP request's headers, when it came over HTTP (either era); None otherwise.
     http: HttpHeaders | None = None
+    #: A legacy request's task augmentation (2025-11-25 ``params.task``), plain JSON.
+    task: Mapping[str, Any] | None = None
 
 
 class Listen(msgspec.Struct, frozen=True):

@@ -115,6 +115,25 @@ def answer(
     return types.convert(plain, result)
 
 
+class _TaskProbe(msgspec.Struct):
+    task: dict[str, Any] | None = None
+
+
+def augmentation(raw: msgspec.Raw | None, params: Any) -> dict[str, Any] | None:
+    """A request's task augmentation (2025-11-25 ``params.task``) as plain JSON, or None:
+    from its decoded ``params``, or, when the application's version has no such field,
+    from the ``raw`` params the peer sent."""
+    found = getattr(params, "task", None)
+    if found is not None and found is not msgspec.UNSET:
+        return as_object(msgspec.to_builtins(found))
+    if raw is None or b'"task"' not in bytes(raw):
+        return None
+    try:
+        return msgspec.json.decode(raw, type=_TaskProbe).task
+    except msgspec.ValidationError:
+        return None
+
+
 class _InputRequiredProbe(msgspec.Struct):
     resultType: str
     inputRequests: dict[str, Any] = {}

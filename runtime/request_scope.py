@@ -16,7 +16,7 @@ from .events import IncomingRequest
 from .log_levels import level_at_least
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from .modern import InputRequired
-from .negotiation import has_capability
+from .negotiation import VersionInfo, has_capability
 
 if TYPE_CHECKING:
     from .session import Session
@@ -51,6 +51,12 @@ class RequestScope:
             return self.event.peer.version.version
         version = self.session.conn.version
         return version.version if version is not None else ""
+
+    @property
+    def peer_version(self) -> VersionInfo | None:
+        """The version the client speaks in this request (its session's when legacy)."""
+        peer = self.event.peer
+        return peer.version if peer is not None else self.session.conn.version
 
     @property
     def client_info(self) -> Mapping[str, Any]:
@@ -112,34 +118,49 @@ class RequestScope:
         """
         if self.event.peer is None:
             return await self.session.request(method, params, related=self.request_id)
-        self._calls += 1
-        key = key or f"{method}#{self._calls}"
+        key = key or self.next_key(method)
         inputs = self.event.inputs
         if inputs is None:
             raise McpError(
                 INTERNAL_ERROR,
                 f"{self.event.spec.name} cannot ask the client for input",
             )
-        spec = self.session.conn.local.types_of("server", method)
         if key in inputs.answers:
-            try:
-                return self.session.conn.local.binding.types.convert(
-                    inputs.answers[key], spec.result if spec else result
-                )
-            except ValidationError as exc:
-                raise McpError(
-                    INVALID_PARAMS,
-                    f"Invalid params: inputResponses.{key}: {exc}",
-                    {"path": f"$.params.inputResponses.{key}"},
-                ) from None
-        if spec is not None and spec.capability:
-            self.require(*spec.capability)
+            return self.typed_answer(method, key, inputs.answers[key], result)
+        self.require_for(method)
         self.asked[key] = {
             "method": method,
             "params": to_builtins(params) if params is not None else {},
         }
         await asyncio.sleep(0)  # let sibling requests (asyncio.gather) register too
         raise InputRequired(key)
+
+    def next_key(self, method: str) -> str:
+        """A key for the next input request of this handler (unique within the request,
+        and the same when a modern request is made again with its answers)."""
+        self._calls += 1
+        return f"{method}#{self._calls}"
+
+    def require_for(self, method: str) -> None:
+        """Fail unless the client declared the capability ``method`` (sent to it) needs."""
+        spec = self.session.conn.local.types_of("server", method)
+        if spec is not None and spec.capability:
+            self.require(*spec.capability)
+
+    def typed_answer(self, method: str, key: str, answer: Any, result: Any = None) -> Any:
+        """The client's ``answer`` to input request ``key`` as ``method``'s result type
+        (-32602 when it is not one)."""
+        spec = self.session.conn.local.types_of("server", method)
+        try:
+            return self.session.conn.local.binding.types.convert(
+                answer, spec.result if spec else result
+            )
+        except ValidationError as exc:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: inputResponses.{key}: {exc}",
+                {"path": f"$.params.inputResponses.{key}"},
+            ) from None
 
     async def notify(self, method: str, params: Any) -> None:
         await self.session.notify(method, params, related=self.request_id)

@@ -21,6 +21,24 @@ from .extensions import Extension, declare, extension_row
 from .middleware import Call, Chain, Middleware
 from .wire import CachePolicy
 from .toolheaders import LIST_TOOLS, ServerToolHeaders, tool_pages
+from .task_legacy import LegacyTasks
+from .task_legacy import CAPABILITY as LEGACY_TASKS
+from .tasks import Tasks
+
+CALL_TOOL = "tools/call"
+
+
+def support_lookup(given: Callable[[str], str] | Mapping[str, str] | None) -> Callable[[str], str]:
+    """A tool's task support by name, from a mapping or function ("forbidden" if unnamed)."""
+    if callable(given):
+        return given
+    table: Mapping[str, str] = given or {}
+    return lambda name: table.get(name, "forbidden")
+
+
+def legacy_task_capability() -> dict[str, Any]:
+    return msgspec.json.decode(msgspec.json.encode(LEGACY_TASKS))  # a copy of its own
+
 
 log = logging.getLogger("mcpgen.runtime")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,7 +118,9 @@ class Server:
     signs the ``requestState`` of multi-round requests: workers serving the same clients
     must share it (default: ``$MCPGEN_STATE_KEY`` as hex, else a random key per process).
     ``limits`` bound what clients can make it hold (``runtime.limits.Limits``); ``cache``
-    gives 2026-07-28 results the caching hints their handlers left out.
+    gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
+    tools as tasks (``runtime.tasks``; e.g. ``Tasks(RedisTaskStore(...))``): those
+    ``task_support`` names (tool name -> "optional" or "required").
     """
 
     def __init__(
@@ -120,6 +140,8 @@ class Server:
         cache: CachePolicy | None = None,
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
+        tasks: Tasks | None = None,
+        task_support: Callable[[str], str] | Mapping[str, str] | None = None,
     ) -> None:
         self.handlers = handlers
         #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
@@ -144,6 +166,11 @@ class Server:
         for kind in list_changed:
             if kind in caps:
                 caps[kind]["listChanged"] = True
+        self.tasks = tasks
+        self.legacy_tasks: LegacyTasks | None = None
+        if tasks is not None:
+            self.legacy_tasks = LegacyTasks(tasks, support_lookup(task_support))
+            caps.setdefault("tasks", legacy_task_capability())
         self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.
         self.implemented = {
@@ -155,6 +182,9 @@ class Server:
             for method in extension.methods:
                 if method.direction == "client" and implemented(handlers, method.handler):
                     self.implemented[method.handler] = getattr(handlers, method.handler)
+        if self.legacy_tasks is not None:
+            for handler_name, task_handler in self.legacy_tasks.handlers().items():
+                self.implemented.setdefault(handler_name, task_handler)
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
@@ -200,6 +230,16 @@ class Server:
         handler = self.implemented.get(event.spec.handler)
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+        if self.legacy_tasks is not None and event.spec.name == CALL_TOOL:
+            if event.peer is None:
+                as_task = self.legacy_tasks.call(event, scope, self.run_handler)
+                if as_task is not None:
+                    return as_task
+        return self.run_handler(event, scope)
+
+    def run_handler(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
+        """The handler's answer to ``event`` in ``scope`` (middleware and all)."""
+        handler = self.implemented[event.spec.handler]
         ctx = self.context_class(scope) if self.context_class is not None else scope
         if self.middleware.items:
             return self.middleware.run(Call(event, scope, ctx))

@@ -32,6 +32,8 @@ log = logging.getLogger("mcpgen.runtime.app")
 #: error (a result with ``isError``, which the model can read and correct) rather than a
 #: JSON-RPC -32602 (SEP-1303). Later versions, whatever their names, sort after it.
 INPUT_ERRORS_AS_RESULTS = "2025-11-25"
+#: What ``task=`` may say of a tool (``execution.taskSupport``).
+TASK_SUPPORT = ("forbidden", "optional", "required")
 
 
 class ToolError(Exception):
@@ -104,7 +106,14 @@ class RegisteredTool:
         blocking: bool = False,
         execution: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        task: str | None = None,
     ) -> None:
+        if task is not None:
+            if task not in TASK_SUPPORT:
+                raise ValueError(f"task must be one of {', '.join(TASK_SUPPORT)}, not {task!r}")
+            execution = {**(execution or {}), "taskSupport": task}
+        #: Whether it runs as a task: "forbidden" (never), "optional" or "required".
+        self.task_support = str((execution or {}).get("taskSupport", "forbidden"))
         self.fn = fn
         self.name = name or fn.__name__
         self.blocking = blocking

@@ -230,6 +230,13 @@ def express(plain: Any, peer_type: Any, version: VersionInfo, what: str) -> Any:
 Restore = Callable[[Any], Any]
 
 
+class Verbatim(msgspec.Struct, frozen=True):
+    """An answer already in the peer's wire form, sent as it is (not checked against the
+    method's result type): e.g. a task handle answering a task-augmented ``tools/call``."""
+
+    value: Any
+
+
 class Wire:
     """The outgoing side of one connection: ``local`` is the application's version."""
 
@@ -255,6 +262,8 @@ class Wire:
         """The answer to ``method`` as the peer's version must see it."""
         if value is None or peer_type is None:
             return value
+        if type(value) is Verbatim:
+            return value.value
         if version is not self.local:
             value = self.reshape(value, peer_type, version, f"{method} result")
         elif not isinstance(value, msgspec.Struct):  # a dict: validate it, and type it

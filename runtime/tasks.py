@@ -1,0 +1,360 @@
+"""The server's task engine: a request run as a task, in the background, its outcome
+kept in a :class:`~runtime.task_store.TaskStore`.
+
+Both eras use it: 2025-11-25's task-augmented requests (``runtime.task_legacy``) and
+2026-07-28's ``io.modelcontextprotocol/tasks`` extension (``runtime.task_extension``)
+differ in their wire forms, not in what happens here:
+
+- :meth:`Tasks.start` makes the record (``working``) and runs the handler in a task of
+  its own, with a :class:`TaskScope` as its context; the request is answered at once.
+- The handler's outcome goes to the store as the peer will read it: its result, or its
+  error object (a tool's ``isError`` result fails a 2025-11-25 task, the result kept).
+- A handler that asks the client for input (``ctx.elicit``, ``ctx.create_message``)
+  moves its task to ``input_required`` until answered: by a request over the session in
+  the legacy era, by ``tasks/update`` (``TaskStore.respond``) in the modern one, through
+  whichever process got it.
+- One watcher per running task follows its record in the store: answers reach the
+  waiting handler, and a cancellation made anywhere cancels the handler here.
+
+A task runs in the process that created it; its record outlives that process only in a
+shared store (Redis), which fails a task whose process died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from .events import IncomingRequest
+from .plain import as_object
+from .request_scope import RequestScope
+from .task_wire import related
+from .task_store import MemoryTaskStore, TaskError, TaskRecord, TaskStatus, TaskStore
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("mcpgen.runtime.tasks")
+
+#: Tasks one process runs at once, by default; a request for one more is refused.
+MAX_RUNNING = 1_000
+
+#: Told of every change the engine makes to a task (the era's status notification).
+Announce = Callable[[TaskRecord], Awaitable[None]]
+#: Runs the task's request with its scope; returns the result (plain JSON, the peer's).
+Work = Callable[["TaskScope"], Awaitable[Any]]
+
+
+class TaskRun:
+    """One task running in this process: its handler, its watcher, what it waits for."""
+
+    __slots__ = ("task_id", "handler", "watcher", "asked", "announce", "revision")
+
+    def __init__(self, record: TaskRecord, announce: Announce | None) -> None:
+        self.task_id = record.task_id
+        self.revision = record.revision
+        self.handler: asyncio.Task[None] | None = None
+        self.watcher: asyncio.Task[None] | None = None
+        #: Input requests asked and not answered yet: key -> (request, answer future).
+        self.asked: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
+        self.announce = announce
+
+
+class Tasks:
+    """The tasks of one server: where they are kept (``store``, default in memory), how
+    many run here at once (``max_running``), and whose they are (``owner``: from a
+    request's scope, the key that keeps requesters apart; default the HTTP session, so
+    one session's tasks are not another's, else one owner for all)."""
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        max_running: int = MAX_RUNNING,
+        owner: Callable[[RequestScope], str] | None = None,
+    ) -> None:
+        if max_running < 1:
+            raise ValueError("max_running must be positive")
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.max_running = max_running
+        self.owner_of = owner or session_owner
+        #: Tasks running in this process, by id.
+        self.runs: dict[str, TaskRun] = {}
+
+    # -- starting and running -------------------------------------------------------------
+
+    async def start(
+        self,
+        scope: RequestScope,
+        ttl_ms: int | None,
+        work: Work,
+        announce: Announce | None = None,
+        tool_errors_fail: bool = False,
+    ) -> TaskRecord:
+        """Create the task of ``scope``'s request and run ``work`` as it; its record as
+        created (``working``). ``tool_errors_fail``: a tool's ``isError`` result ends the
+        task ``failed`` (2025-11-25) rather than ``completed`` (2026-07-28)."""
+        if len(self.runs) >= self.max_running:
+            raise McpError(
+                INTERNAL_ERROR, f"too many tasks running (at most {self.max_running}); retry later"
+            )
+        try:
+            record = await self.store.create(scope.event.spec.name, self.owner_of(scope), ttl_ms)
+        except TaskError as exc:
+            raise McpError(INTERNAL_ERROR, str(exc)) from None
+        run = TaskRun(record, announce)
+        self.runs[record.task_id] = run
+        task_scope = TaskScope(scope.session, scope.event, self, run)
+        run.handler = asyncio.ensure_future(self._execute(run, work, task_scope, tool_errors_fail))
+        run.watcher = asyncio.ensure_future(self._watch(run))
+        return record
+
+    async def _execute(
+        self, run: TaskRun, work: Work, scope: TaskScope, tool_errors_fail: bool
+    ) -> None:
+        status: TaskStatus = "completed"
+        result: Any = None
+        error: dict[str, Any] | None = None
+        try:
+            result = await work(scope)
+            if tool_errors_fail and (as_object(result) or {}).get("isError") is True:
+                status = "failed"  # a tool's own failure: its result is the outcome
+        except asyncio.CancelledError:
+            if run.task_id in self.runs:  # not by tasks/cancel: the server is stopping
+                await self._finish(run, "failed", None, stopped(run.task_id))
+            raise
+        except McpError as exc:
+            status, error = "failed", scope.wire_error(exc)
+        except Exception:
+            log.exception("task %s failed", run.task_id)
+            status, error = "failed", scope.wire_error(McpError(INTERNAL_ERROR, "Internal error"))
+        await self._finish(run, status, result, error)
+
+    async def _finish(
+        self, run: TaskRun, status: TaskStatus, result: Any, error: dict[str, Any] | None
+    ) -> None:
+        self.runs.pop(run.task_id, None)
+        if run.watcher is not None:
+            run.watcher.cancel()
+        try:
+            record = await self.store.update(run.task_id, status, result=result, error=error)
+        except TaskError as exc:  # cancelled or expired meanwhile: that outcome stands
+            log.debug("task %s ended as %s, not kept: %s", run.task_id, status, exc)
+            return
+        await self._announce(run, record)
+
+    async def _watch(self, run: TaskRun) -> None:
+        """Follow the task's record: hand answers to the handler, stop it when the task
+        was cancelled (or went) elsewhere."""
+        while True:
+            try:
+                record = await self.store.watch(run.task_id, run.revision)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # gone (expired), or the store failed: stop it
+                log.warning("task %s can no longer be followed: %s", run.task_id, exc)
+                record = None
+            if record is None or record.terminal:
+                self.runs.pop(run.task_id, None)
+                if run.handler is not None:
+                    run.handler.cancel()
+                return
+            run.revision = record.revision
+            if record.input_responses:
+                await self._deliver(run, record.input_responses)
+
+    async def _deliver(self, run: TaskRun, answers: Mapping[str, Any]) -> None:
+        for key, answer in answers.items():
+            asked = run.asked.pop(key, None)
+            if asked is not None and not asked[1].done():
+                asked[1].set_result(answer)
+        await self._set_waiting(run)
+
+    async def _set_waiting(self, run: TaskRun) -> None:
+        """Record what the task waits for: ``input_required`` with the requests still
+        unanswered, or ``working`` again."""
+        requests = {key: request for key, (request, _) in run.asked.items()}
+        status: TaskStatus = "input_required" if requests else "working"
+        try:
+            record = await self.store.update(run.task_id, status, input_requests=requests or None)
+        except TaskError:
+            return  # terminal (cancelled) meanwhile: the watcher stops the handler
+        run.revision = max(run.revision, record.revision)
+        await self._announce(run, record)
+
+    async def ask(self, run: TaskRun, key: str, request: dict[str, Any]) -> Any:
+        """The answer to an input request of the task (``key``: unique within it),
+        given through the store (modern era)."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        run.asked[key] = (request, future)
+        await self._set_waiting(run)
+        try:
+            return await future
+        finally:
+            run.asked.pop(key, None)
+
+    async def waiting_on(self, run: TaskRun, key: str, request: dict[str, Any]) -> None:
+        """Note that the task waits for ``request`` answered elsewhere (legacy era: a
+        request over the session); :meth:`answered` ends it."""
+        run.asked[key] = (request, asyncio.get_running_loop().create_future())
+        await self._set_waiting(run)
+
+    async def answered(self, run: TaskRun, key: str) -> None:
+        run.asked.pop(key, None)
+        if run.task_id in self.runs:
+            await self._set_waiting(run)
+
+    async def note(self, run: TaskRun, message: str) -> None:
+        """Set the running task's status message (its progress)."""
+        status: TaskStatus = "input_required" if run.asked else "working"
+        requests = {key: request for key, (request, _) in run.asked.items()} or None
+        try:
+            record = await self.store.update(
+                run.task_id, status, message=message, input_requests=requests
+            )
+        except TaskError:
+            return
+        run.revision = max(run.revision, record.revision)
+        await self._announce(run, record)
+
+    async def _announce(self, run: TaskRun, record: TaskRecord) -> None:
+        if run.announce is None:
+            return
+        try:
+            await run.announce(record)
+        except Exception:  # a status notification is optional: never fail the task
+            log.exception("announcing task %s failed", run.task_id)
+
+    # -- the requester's side ---------------------------------------------------------------
+
+    async def get(self, scope: RequestScope, task_id: str) -> TaskRecord:
+        """The task, if it is the requester's (-32602 otherwise)."""
+        try:
+            return await self.store.get(task_id, self.owner_of(scope))
+        except TaskError as exc:
+            raise invalid(exc) from None
+
+    async def cancel(self, scope: RequestScope, task_id: str) -> TaskRecord:
+        """Cancel the task (-32602 when it is unknown or already terminal); its handler,
+        here or in the process running it, is cancelled."""
+        record = await self.get(scope, task_id)
+        try:
+            record = await self.store.update(record.task_id, "cancelled")
+        except TaskError as exc:
+            raise invalid(exc) from None
+        run = self.runs.pop(task_id, None)
+        if run is not None:
+            if run.handler is not None:
+                run.handler.cancel()
+            await self._announce(run, record)
+        return record
+
+    async def outcome(self, scope: RequestScope, task_id: str) -> TaskRecord:
+        """The task once terminal (-32602 when unknown, or gone before it ended)."""
+        try:
+            return await self.store.wait(task_id, self.owner_of(scope))
+        except TaskError as exc:
+            raise invalid(exc) from None
+
+    async def listed(
+        self, scope: RequestScope, cursor: str | None, limit: int
+    ) -> tuple[list[TaskRecord], str | None]:
+        try:
+            return await self.store.list(self.owner_of(scope), cursor, limit)
+        except TaskError as exc:
+            raise invalid(exc) from None
+
+    async def respond(
+        self, scope: RequestScope, task_id: str, answers: Mapping[str, Any]
+    ) -> TaskRecord:
+        """Record the requester's answers to the task's input requests (-32602 for keys
+        it did not ask)."""
+        try:
+            return await self.store.respond(task_id, answers, self.owner_of(scope))
+        except TaskError as exc:
+            raise invalid(exc) from None
+
+    async def close(self) -> None:
+        """Stop every task running here (each ends ``failed``: the server stopped)."""
+        handlers = [run.handler for run in self.runs.values() if run.handler is not None]
+        for handler in handlers:
+            handler.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+
+
+class TaskScope(RequestScope):
+    """The context of a request running as a task: asking the client for input moves
+    the task to ``input_required``; progress is also the task's status message."""
+
+    __slots__ = ("tasks", "run")
+
+    def __init__(
+        self, session: Session, event: IncomingRequest, tasks: Tasks, run: TaskRun
+    ) -> None:
+        super().__init__(session, event)
+        self.tasks = tasks
+        self.run = run
+
+    @property
+    def task_id(self) -> str:
+        return self.run.task_id
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        await super().progress(progress, total, message)
+        shown = f"{progress:g}" if total is None else f"{progress:g}/{total:g}"
+        await self.tasks.note(self.run, message or shown)
+
+    async def request(
+        self, method: str, params: Any, result: Any = None, key: str | None = None
+    ) -> Any:
+        plain: dict[str, Any] = as_object(msgspec.to_builtins(params)) or {}
+        key = key or self.next_key(method)
+        asked: dict[str, Any] = {"method": method, "params": plain}
+        if self.event.peer is None:  # legacy: a request over the session, tied to the task
+            meta = {**(as_object(plain.get("_meta")) or {}), **related(self.task_id)}
+            await self.tasks.waiting_on(self.run, key, asked)
+            try:
+                return await self.session.request(
+                    method, {**plain, "_meta": meta}, related=self.request_id
+                )
+            finally:
+                await self.tasks.answered(self.run, key)
+        self.require_for(method)
+        answer = await self.tasks.ask(self.run, key, asked)
+        return self.typed_answer(method, key, answer, result)
+
+    def wire_result(self, value: Any) -> Any:
+        """The handler's ``value`` as the result the peer's version reads (plain JSON)."""
+        frame = self.session.conn.result(0, value, self.event.spec.name, self.peer_version)
+        return msgspec.json.decode(frame)["result"]
+
+    def wire_error(self, exc: McpError) -> dict[str, Any]:
+        """``exc`` as the error object the peer's version reads."""
+        frame = self.session.conn.error(None, exc, self.peer_version)
+        return msgspec.json.decode(frame)["error"]
+
+
+def session_owner(scope: RequestScope) -> str:
+    """Whose a task is, by default: the legacy HTTP session that made it, else nobody in
+    particular (stdio has one client; a task id is an unguessable 128-bit secret)."""
+    http = scope.event.http
+    session = http.header("mcp-session-id") if http is not None else None
+    return session or ""
+
+
+def invalid(exc: TaskError) -> McpError:
+    return McpError(INVALID_PARAMS, str(exc))
+
+
+def stopped(task_id: str) -> dict[str, Any]:
+    return {"code": INTERNAL_ERROR, "message": f"The server stopped before task {task_id} ended"}
+
+
+__all__ = ["MAX_RUNNING", "TaskRun", "TaskScope", "Tasks"]
