@@ -55,8 +55,8 @@ def make_app(stubs: Any) -> tuple[App, dict[str, Any]]:
 
     @app.tool(task="required")
     async def research(
-        topic: str, ctx: stubs.Context
-    ) -> str:  # pyright: ignore[reportInvalidTypeForm]
+        topic: str, ctx: stubs.Context  # pyright: ignore[reportInvalidTypeForm]
+    ) -> str:
         """Ask the user's name, report progress, then answer."""
         await ctx.report_progress(1, 2, "asking")
         answer = await ctx.elicit(app.types.convert(NAME_FORM, app.types.ElicitRequestParams))
