@@ -66,6 +66,7 @@ class Extension:
         identifier: str,
         methods: Iterable[ExtensionMethod],
         settings: Mapping[str, Any] | None = None,
+        eras: Iterable[str] = ("legacy", "modern"),
     ) -> None:
         if not _IDENTIFIER.fullmatch(identifier):
             raise ValueError(
@@ -75,6 +76,9 @@ class Extension:
         self.identifier = identifier
         self.settings: dict[str, Any] = dict(settings or {})
         self.methods: tuple[ExtensionMethod, ...] = tuple(methods)
+        #: The eras it exists in (an extension that replaces what an older version has in
+        #: its core, as tasks do, is modern only).
+        self.eras = frozenset(eras)
         names = [m.name for m in self.methods]
         if len(set(names)) != len(names):
             raise ValueError(f"extension {identifier!r} lists a method twice")
@@ -106,7 +110,9 @@ class Extension:
         raise McpError(METHOD_NOT_FOUND, message)
 
     def rows(self, era: str) -> tuple[ExtensionMethod, ...]:
-        """The methods as rows of an ``era`` version's table."""
+        """The methods as rows of an ``era`` version's table (none outside its eras)."""
+        if era not in self.eras:
+            return ()
         key = self.capability(era)
         return tuple(msgspec.structs.replace(m, capability=key) for m in self.methods)
 
@@ -124,9 +130,11 @@ def declare(capabilities: dict[str, Any], extensions: Iterable[Extension]) -> di
     """``capabilities`` with ``extensions`` declared under both keys (each version
     advertises the one it knows; see ``advertised.capabilities_for``)."""
     out = dict(capabilities)
-    for key in ("extensions", "experimental"):
+    for era in ("modern", "legacy"):
         for extension in extensions:
-            out[key] = {**out.get(key, {}), extension.identifier: dict(extension.settings)}
+            if era in extension.eras:
+                key = extension.capability(era)[0]
+                out[key] = {**out.get(key, {}), extension.identifier: dict(extension.settings)}
     return out
 
 
@@ -137,7 +145,7 @@ def check_unique(
     runtime answers itself (``runtime``), claiming the same method from the same sender."""
     seen: dict[tuple[str, str], str] = {key: "the protocol" for key in taken}
     answered = frozenset(runtime)
-    for extension in extensions:
+    for extension in extensions:  # of the version's era
         for method in extension.methods:
             key = (method.direction, method.name)
             if method.name in answered:

@@ -31,7 +31,15 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 #: Requests that may be answered with ``input_required``.
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: Methods whose ``Mcp-Name`` header mirrors a params field.
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the io.modelcontextprotocol/tasks extension's (SEP-2663): routed by the task
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 class RequestMeta(msgspec.Struct):
@@ -49,6 +57,7 @@ class _Probe(msgspec.Struct):
     meta: RequestMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
     name: Any = UNSET
     uri: Any = UNSET
+    taskId: Any = UNSET
     inputResponses: Any = UNSET
     requestState: Any = UNSET
 

@@ -115,6 +115,7 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         typed: dict[tuple[str, str], MethodSpec] = {
             (m.direction, m.name): m for m in binding.methods
         }
+        extensions = [e for e in extensions if binding.era in e.eras]
         check_unique(extensions, typed, RUNTIME_METHODS)
         added: dict[tuple[str, str], Extension] = {}
         for extension in extensions:

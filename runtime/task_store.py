@@ -46,6 +46,10 @@ class TaskError(Exception):
     """A task that does not exist (any more), or a change its status does not allow."""
 
 
+class TaskConflict(TaskError):
+    """An update made against a revision of the task that is no longer its latest."""
+
+
 class TaskRecord(msgspec.Struct, kw_only=True):
     """One task as a store keeps it (wire forms are built from it per era)."""
 
@@ -102,15 +106,20 @@ class TaskStore(Protocol):
         result: Any = None,
         error: dict[str, Any] | None = None,
         input_requests: dict[str, Any] | None = None,
+        revision: int | None = None,
     ) -> TaskRecord:
-        """Move the task to ``status`` (TaskError when its status does not allow it)."""
+        """Move the task to ``status`` (TaskError when its status does not allow it),
+        waiting for ``input_requests`` (``input_required``); the answers recorded so far
+        are dropped (whoever runs the task took them). With ``revision``, only if the task
+        is still at that revision (TaskConflict otherwise: read it again, then retry)."""
         ...
 
     async def respond(
         self, task_id: str, responses: Mapping[str, Any], owner: str = ""
     ) -> TaskRecord:
         """Record the requester's answers to some of an ``input_required`` task's input
-        requests (TaskError when it waits for none, or a key is not one it asked)."""
+        requests, which it then no longer lists as asked (TaskError when it waits for
+        none, or a key is not one it asks)."""
         ...
 
     async def list(
@@ -212,8 +221,11 @@ class MemoryTaskStore:
         result: Any = None,
         error: dict[str, Any] | None = None,
         input_requests: dict[str, Any] | None = None,
+        revision: int | None = None,
     ) -> TaskRecord:
         record = self._find(task_id, None)
+        if revision is not None and revision != record.revision:
+            raise TaskConflict(f"task {task_id!r} changed since revision {revision}")
         if record.terminal or (
             status != record.status and status not in TRANSITIONS[record.status]
         ):
@@ -231,7 +243,7 @@ class MemoryTaskStore:
         self, task_id: str, responses: Mapping[str, Any], owner: str = ""
     ) -> TaskRecord:
         record = self._find(task_id, owner)
-        record.input_responses = answered(record, responses)
+        record.input_requests, record.input_responses = answered(record, responses)
         self._touch(record)
         return copy(record)  # a snapshot: the caller's copy does not change under it
 
@@ -299,9 +311,12 @@ async def until_terminal(store: TaskStore, record: TaskRecord) -> TaskRecord:
     return record
 
 
-def answered(record: TaskRecord, responses: Mapping[str, Any]) -> dict[str, Any]:
-    """``record``'s answers so far with ``responses`` added: what every store checks
-    before it records answers (TaskError when the task asks for none of those keys)."""
+def answered(
+    record: TaskRecord, responses: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``record``'s input requests still unanswered, and its answers so far, once
+    ``responses`` are recorded: what every store does to answer (TaskError when the task
+    asks for none of those keys)."""
     asked = record.input_requests
     if record.status != "input_required" or not asked:
         raise TaskError(f"task {record.task_id!r} is {record.status}; it asks for no input")
@@ -311,4 +326,5 @@ def answered(record: TaskRecord, responses: Mapping[str, Any]) -> dict[str, Any]
             f"task {record.task_id!r} asked for no input {', '.join(map(repr, unknown))}"
             f" (it asks for {', '.join(map(repr, sorted(asked)))})"
         )
-    return {**(record.input_responses or {}), **responses}
+    still = {key: request for key, request in asked.items() if key not in responses}
+    return still, {**(record.input_responses or {}), **responses}

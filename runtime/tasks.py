@@ -34,7 +34,8 @@ from .events import IncomingRequest
 from .plain import as_object
 from .request_scope import RequestScope
 from .task_wire import related
-from .task_store import MemoryTaskStore, TaskError, TaskRecord, TaskStatus, TaskStore
+from .task_store import MemoryTaskStore, TaskConflict, TaskError, TaskRecord, TaskStatus
+from .task_store import TaskStore
 
 if TYPE_CHECKING:
     from .session import Session
@@ -53,10 +54,11 @@ Work = Callable[["TaskScope"], Awaitable[Any]]
 class TaskRun:
     """One task running in this process: its handler, its watcher, what it waits for."""
 
-    __slots__ = ("task_id", "handler", "watcher", "asked", "announce", "revision")
+    __slots__ = ("task_id", "owner", "handler", "watcher", "asked", "announce", "revision")
 
     def __init__(self, record: TaskRecord, announce: Announce | None) -> None:
         self.task_id = record.task_id
+        self.owner = record.owner
         self.revision = record.revision
         self.handler: asyncio.Task[None] | None = None
         self.watcher: asyncio.Task[None] | None = None
@@ -95,10 +97,13 @@ class Tasks:
         work: Work,
         announce: Announce | None = None,
         tool_errors_fail: bool = False,
+        task_scope: TaskScope | None = None,
     ) -> TaskRecord:
-        """Create the task of ``scope``'s request and run ``work`` as it; its record as
-        created (``working``). ``tool_errors_fail``: a tool's ``isError`` result ends the
-        task ``failed`` (2025-11-25) rather than ``completed`` (2026-07-28)."""
+        """Create the task of ``scope``'s request and run ``work`` as it (with
+        ``task_scope``, the scope its handler already runs in, when it started before it
+        became a task); its record as created (``working``). ``tool_errors_fail``: a
+        tool's ``isError`` result ends the task ``failed`` (2025-11-25) rather than
+        ``completed`` (2026-07-28)."""
         if len(self.runs) >= self.max_running:
             raise McpError(
                 INTERNAL_ERROR, f"too many tasks running (at most {self.max_running}); retry later"
@@ -109,7 +114,9 @@ class Tasks:
             raise McpError(INTERNAL_ERROR, str(exc)) from None
         run = TaskRun(record, announce)
         self.runs[record.task_id] = run
-        task_scope = TaskScope(scope.session, scope.event, self, run)
+        if task_scope is None:
+            task_scope = TaskScope(scope.session, scope.event, self)
+        task_scope.run = run
         run.handler = asyncio.ensure_future(self._execute(run, work, task_scope, tool_errors_fail))
         run.watcher = asyncio.ensure_future(self._watch(run))
         return record
@@ -166,33 +173,50 @@ class Tasks:
                 return
             run.revision = record.revision
             if record.input_responses:
-                await self._deliver(run, record.input_responses)
+                await self._sync(run)
 
-    async def _deliver(self, run: TaskRun, answers: Mapping[str, Any]) -> None:
-        for key, answer in answers.items():
-            asked = run.asked.pop(key, None)
-            if asked is not None and not asked[1].done():
-                asked[1].set_result(answer)
-        await self._set_waiting(run)
-
-    async def _set_waiting(self, run: TaskRun) -> None:
-        """Record what the task waits for: ``input_required`` with the requests still
-        unanswered, or ``working`` again."""
-        requests = {key: request for key, (request, _) in run.asked.items()}
-        status: TaskStatus = "input_required" if requests else "working"
-        try:
-            record = await self.store.update(run.task_id, status, input_requests=requests or None)
-        except TaskError:
-            return  # terminal (cancelled) meanwhile: the watcher stops the handler
-        run.revision = max(run.revision, record.revision)
-        await self._announce(run, record)
+    async def _sync(self, run: TaskRun, message: str | None = None) -> None:
+        """Bring the task's record in line with its handler: hand it the answers given so
+        far, then record what it still waits for (``input_required`` with those requests,
+        or ``working``) and ``message``. Made against the revision read, and read again
+        when an answer came in meanwhile: no answer is lost between the two."""
+        while run.task_id in self.runs:
+            try:
+                record = await self.store.get(run.task_id, run.owner)
+            except TaskError:
+                return  # gone: the watcher stops the handler
+            if record.terminal:
+                return
+            for key, answer in (record.input_responses or {}).items():
+                asked = run.asked.get(key)
+                if asked is not None and not asked[1].done():
+                    asked[1].set_result(answer)
+            pending = {k: request for k, (request, done) in run.asked.items() if not done.done()}
+            status: TaskStatus = "input_required" if pending else "working"
+            if message is None:
+                message = record.status_message
+            try:
+                record = await self.store.update(
+                    run.task_id,
+                    status,
+                    message=message,
+                    input_requests=pending or None,
+                    revision=record.revision,
+                )
+            except TaskConflict:
+                continue
+            except TaskError:
+                return
+            run.revision = max(run.revision, record.revision)
+            await self._announce(run, record)
+            return
 
     async def ask(self, run: TaskRun, key: str, request: dict[str, Any]) -> Any:
         """The answer to an input request of the task (``key``: unique within it),
         given through the store (modern era)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         run.asked[key] = (request, future)
-        await self._set_waiting(run)
+        await self._sync(run)
         try:
             return await future
         finally:
@@ -202,25 +226,15 @@ class Tasks:
         """Note that the task waits for ``request`` answered elsewhere (legacy era: a
         request over the session); :meth:`answered` ends it."""
         run.asked[key] = (request, asyncio.get_running_loop().create_future())
-        await self._set_waiting(run)
+        await self._sync(run)
 
     async def answered(self, run: TaskRun, key: str) -> None:
         run.asked.pop(key, None)
-        if run.task_id in self.runs:
-            await self._set_waiting(run)
+        await self._sync(run)
 
     async def note(self, run: TaskRun, message: str) -> None:
         """Set the running task's status message (its progress)."""
-        status: TaskStatus = "input_required" if run.asked else "working"
-        requests = {key: request for key, (request, _) in run.asked.items()} or None
-        try:
-            record = await self.store.update(
-                run.task_id, status, message=message, input_requests=requests
-            )
-        except TaskError:
-            return
-        run.revision = max(run.revision, record.revision)
-        await self._announce(run, record)
+        await self._sync(run, message)
 
     async def _announce(self, run: TaskRun, record: TaskRecord) -> None:
         if run.announce is None:
@@ -294,40 +308,42 @@ class TaskScope(RequestScope):
     __slots__ = ("tasks", "run")
 
     def __init__(
-        self, session: Session, event: IncomingRequest, tasks: Tasks, run: TaskRun
+        self, session: Session, event: IncomingRequest, tasks: Tasks, run: TaskRun | None = None
     ) -> None:
         super().__init__(session, event)
         self.tasks = tasks
+        #: The task, once the request is one (a modern call may start as an ordinary
+        #: request and become a task when it runs long).
         self.run = run
-
-    @property
-    def task_id(self) -> str:
-        return self.run.task_id
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         await super().progress(progress, total, message)
-        shown = f"{progress:g}" if total is None else f"{progress:g}/{total:g}"
-        await self.tasks.note(self.run, message or shown)
+        if self.run is not None:
+            shown = f"{progress:g}" if total is None else f"{progress:g}/{total:g}"
+            await self.tasks.note(self.run, message or shown)
 
     async def request(
         self, method: str, params: Any, result: Any = None, key: str | None = None
     ) -> Any:
+        run = self.run
+        if run is None:  # not a task (yet): asked as any request asks
+            return await super().request(method, params, result, key)
         plain: dict[str, Any] = as_object(msgspec.to_builtins(params)) or {}
         key = key or self.next_key(method)
         asked: dict[str, Any] = {"method": method, "params": plain}
         if self.event.peer is None:  # legacy: a request over the session, tied to the task
-            meta = {**(as_object(plain.get("_meta")) or {}), **related(self.task_id)}
-            await self.tasks.waiting_on(self.run, key, asked)
+            meta = {**(as_object(plain.get("_meta")) or {}), **related(run.task_id)}
+            await self.tasks.waiting_on(run, key, asked)
             try:
                 return await self.session.request(
                     method, {**plain, "_meta": meta}, related=self.request_id
                 )
             finally:
-                await self.tasks.answered(self.run, key)
+                await self.tasks.answered(run, key)
         self.require_for(method)
-        answer = await self.tasks.ask(self.run, key, asked)
+        answer = await self.tasks.ask(run, key, asked)
         return self.typed_answer(method, key, answer, result)
 
     def wire_result(self, value: Any) -> Any:
