@@ -143,7 +143,9 @@ class App:
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
         ``icons``, ``meta``, ``execution``, ``task`` (``"optional"`` or ``"required"``:
-        it may, or must, run as a task; see ``runtime.tasks``), ``blocking`` (a sync function that waits on
+        it may, or must, run as a task; see ``runtime.tasks``), ``immediate_ms`` (how long
+        a 2026-07-28 call may run before it becomes a task, what it asks meanwhile asked
+        before the task; 0: a task at once), ``blocking`` (a sync function that waits on
         files, sockets or a database runs in a worker thread; otherwise sync functions run
         on the event loop, the fastest way for quick ones), and ``input_schema``: a JSON Schema listed
         instead of the derived one (for keywords no type annotation says, such as
@@ -169,6 +171,11 @@ class App:
         """Whether the tool ``name`` runs as a task ("forbidden" for no such tool)."""
         tool = self.tools.get(name)
         return tool.task_support if tool is not None else "forbidden"
+
+    def task_immediate_ms(self, name: str) -> int | None:
+        """How long a modern call of the tool ``name`` runs before it becomes a task."""
+        tool = self.tools.get(name)
+        return tool.immediate_ms if tool is not None else None
 
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (KeyError if there is none)."""
@@ -296,6 +303,7 @@ class App:
                 middleware=self._middleware,
                 tasks=self.tasks,
                 task_support=self.task_support,
+                task_immediate_ms=self.task_immediate_ms,
                 **options,
             )
             for method, handler in self.extension_handlers.items():

@@ -125,8 +125,7 @@ class Connection:
         return "client" if self.role == "server" else "server"
 
     def _advance(self, trigger: Trigger) -> bool:
-        """Move to the state ``trigger`` leads to (``runtime.lifecycle``); False when it
-        leads nowhere from here, the state unchanged."""
+        """Move to where ``trigger`` leads (``runtime.lifecycle``); False: nowhere, unmoved."""
         state = next_state(self.role, self._state, trigger)
         if state is None:
             return False
@@ -216,7 +215,8 @@ class Connection:
         route = self._routes.get(key)
         if route is None:
             spec = self._answerable(version, method)
-            route = self._routes[key] = (spec, self.local.types_of(self.peer, method) or spec)
+            local = self.local.types_for(version, self.peer, method) or spec
+            route = self._routes[key] = (spec, local)
         return route
 
     def _on_request(

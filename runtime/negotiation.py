@@ -80,6 +80,17 @@ class VersionInfo(msgspec.Struct, frozen=True, kw_only=True):
         """The params and result types this version has for a method, wire or input."""
         return self.typed.get((sender, method))
 
+    def types_for(self, peer: VersionInfo, sender: str, method: str) -> MethodSpec | None:
+        """The types this (the application's) version has for a method a ``peer`` version
+        sent: none when only an extension of another era gives it here while the peer's
+        version has it in its own table (2025-11-25's ``tasks/get`` to an application
+        typed against 2026-07-28, where the tasks extension adds its own)."""
+        found = self.types_of(sender, method)
+        if found is not None and peer is not self and self.extension_of(sender, method):
+            if peer.extension_of(sender, method) is None:
+                return None
+        return found
+
     def extension_of(self, sender: str, method: str) -> Extension | None:
         """The extension that adds ``method`` (sent by ``sender``), if one does."""
         return self.extensions.get((sender, method)) if self.extensions else None

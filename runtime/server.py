@@ -24,6 +24,8 @@ from .toolheaders import LIST_TOOLS, ServerToolHeaders, tool_pages
 from .task_legacy import LegacyTasks
 from .task_legacy import CAPABILITY as LEGACY_TASKS
 from .tasks import Tasks
+from .task_extension import EXTENSION as TASKS_EXTENSION
+from .task_extension import ModernTasks
 
 CALL_TOOL = "tools/call"
 
@@ -120,7 +122,8 @@ class Server:
     ``limits`` bound what clients can make it hold (``runtime.limits.Limits``); ``cache``
     gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
     tools as tasks (``runtime.tasks``; e.g. ``Tasks(RedisTaskStore(...))``): those
-    ``task_support`` names (tool name -> "optional" or "required").
+    ``task_support`` names (tool name -> "optional" or "required"); ``task_immediate_ms``
+    gives a tool's own ``Tasks.immediate_ms`` (None: the engine's).
     """
 
     def __init__(
@@ -142,6 +145,7 @@ class Server:
         extensions: Iterable[Extension] = (),
         tasks: Tasks | None = None,
         task_support: Callable[[str], str] | Mapping[str, str] | None = None,
+        task_immediate_ms: Callable[[str], int | None] | None = None,
     ) -> None:
         self.handlers = handlers
         #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
@@ -153,6 +157,8 @@ class Server:
         self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
         handlers_type: type[Any] = handlers.__class__
         binding: Binding = handlers_type.__binding__
+        if tasks is not None:  # 2026-07-28 on, tasks are an extension
+            extensions = (*extensions, TASKS_EXTENSION)
         self.versions = Versions.around(binding, versions, tuple(extensions))
         self.local = self.versions.local
         self.context_class = getattr(handlers_type, "__context__", None)
@@ -168,8 +174,11 @@ class Server:
                 caps[kind]["listChanged"] = True
         self.tasks = tasks
         self.legacy_tasks: LegacyTasks | None = None
+        self.modern_tasks: ModernTasks | None = None
         if tasks is not None:
-            self.legacy_tasks = LegacyTasks(tasks, support_lookup(task_support))
+            support = support_lookup(task_support)
+            self.legacy_tasks = LegacyTasks(tasks, support)
+            self.modern_tasks = ModernTasks(tasks, support, task_immediate_ms)
             caps.setdefault("tasks", legacy_task_capability())
         self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.
@@ -182,8 +191,9 @@ class Server:
             for method in extension.methods:
                 if method.direction == "client" and implemented(handlers, method.handler):
                     self.implemented[method.handler] = getattr(handlers, method.handler)
-        if self.legacy_tasks is not None:
-            for handler_name, task_handler in self.legacy_tasks.handlers().items():
+        if self.legacy_tasks is not None and self.modern_tasks is not None:
+            served = {**self.legacy_tasks.handlers(), **self.modern_tasks.handlers()}
+            for handler_name, task_handler in served.items():
                 self.implemented.setdefault(handler_name, task_handler)
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
@@ -231,10 +241,10 @@ class Server:
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
         if self.legacy_tasks is not None and event.spec.name == CALL_TOOL:
-            if event.peer is None:
-                as_task = self.legacy_tasks.call(event, scope, self.run_handler)
-                if as_task is not None:
-                    return as_task
+            era = self.legacy_tasks if event.peer is None else self.modern_tasks
+            as_task = era.call(event, scope, self.run_handler) if era is not None else None
+            if as_task is not None:
+                return as_task
         return self.run_handler(event, scope)
 
     def run_handler(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:

@@ -44,6 +44,9 @@ log = logging.getLogger("mcpgen.runtime.tasks")
 
 #: Tasks one process runs at once, by default; a request for one more is refused.
 MAX_RUNNING = 1_000
+#: How long a modern call of a task-capable tool runs before it becomes a task, by
+#: default (milliseconds): quicker ones are answered as ordinary calls.
+IMMEDIATE_MS = 100
 
 #: Told of every change the engine makes to a task (the era's status notification).
 Announce = Callable[[TaskRecord], Awaitable[None]]
@@ -69,9 +72,10 @@ class TaskRun:
 
 class Tasks:
     """The tasks of one server: where they are kept (``store``, default in memory), how
-    many run here at once (``max_running``), and whose they are (``owner``: from a
+    many run here at once (``max_running``), whose they are (``owner``: from a
     request's scope, the key that keeps requesters apart; default the HTTP session, so
-    one session's tasks are not another's, else one owner for all)."""
+    one session's tasks are not another's, else one owner for all), and how long a
+    modern call may run before it becomes a task (``immediate_ms``)."""
 
     def __init__(
         self,
@@ -79,9 +83,13 @@ class Tasks:
         *,
         max_running: int = MAX_RUNNING,
         owner: Callable[[RequestScope], str] | None = None,
+        immediate_ms: int = IMMEDIATE_MS,
     ) -> None:
         if max_running < 1:
             raise ValueError("max_running must be positive")
+        if immediate_ms < 0:
+            raise ValueError("immediate_ms must not be negative")
+        self.immediate_ms = immediate_ms
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.max_running = max_running
         self.owner_of = owner or session_owner
@@ -373,4 +381,4 @@ def stopped(task_id: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": f"The server stopped before task {task_id} ended"}
 
 
-__all__ = ["MAX_RUNNING", "TaskRun", "TaskScope", "Tasks"]
+__all__ = ["IMMEDIATE_MS", "MAX_RUNNING", "TaskRun", "TaskScope", "Tasks"]

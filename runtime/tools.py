@@ -107,13 +107,18 @@ class RegisteredTool:
         execution: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         task: str | None = None,
+        immediate_ms: int | None = None,
     ) -> None:
         if task is not None:
             if task not in TASK_SUPPORT:
                 raise ValueError(f"task must be one of {', '.join(TASK_SUPPORT)}, not {task!r}")
             execution = {**(execution or {}), "taskSupport": task}
-        #: Whether it runs as a task: "forbidden" (never), "optional" or "required".
+        #: Whether it runs as a task: "forbidden" (never), "optional" or "required", and
+        #: how long a modern call runs before it becomes one (None: ``Tasks.immediate_ms``).
         self.task_support = str((execution or {}).get("taskSupport", "forbidden"))
+        if immediate_ms is not None and immediate_ms < 0:
+            raise ValueError("immediate_ms must not be negative")
+        self.immediate_ms = immediate_ms
         self.fn = fn
         self.name = name or fn.__name__
         self.blocking = blocking
