@@ -26,6 +26,23 @@ CACHE = ROOT / ".cache" / "conformance"
 ALPHA = "0.2.0-alpha.12"
 STABLE = "0.1.16"
 LEVELS = ("2025-11-25", "2026-07-28")
+#: The suite runs these (the 2026-07-28 tasks extension, SEP-2663) but does not score
+#: them; we do: any failure of theirs fails the run, and so does one not running.
+TASK_SCENARIOS = frozenset(
+    f"tasks-{name}"
+    for name in (
+        "lifecycle",
+        "capability-negotiation",
+        "wire-fields",
+        "request-state-removal",
+        "mrtr-input",
+        "request-headers",
+        "dispatch-and-envelope",
+        "status-notifications",
+        "required-task-error",
+        "mrtr-composition",
+    )
+)
 #: Result folders are named ``<scenario>-<ISO timestamp with : and . as ->``.
 _TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
@@ -250,6 +267,8 @@ def main() -> int:
                 args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
                 code = run([*node, str(alpha), *args], ROOT, 600, env)
                 scored = scored_scenarios(node, alpha, level, env, "Server")
+                if level == "2026-07-28":
+                    scored |= TASK_SCENARIOS
                 failures += code != 0
                 failures += report(
                     f"server, {ALPHA} --requirements {level}", tally(out, False), scored

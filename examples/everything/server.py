@@ -20,6 +20,7 @@ from mcpgen.runtime import App, Audio, CacheHint, CachePolicy, File, Image, Tool
 from mcpgen.runtime.limits import Limits
 
 from .fixtures import JSON_SCHEMA_2020_12, PNG, WAV
+from .task_tools import add_task_tools
 
 Context = stubs.Context
 #: The fixtures are the same for every client: lists and reads may be shared, not kept.
@@ -130,6 +131,7 @@ def add_fixtures(app: App) -> None:
     add_content_tools(app)
     add_client_request_tools(app)
     add_input_required_tools(app)
+    add_task_tools(app)
     add_resources(app)
     add_prompts(app)
 
