@@ -43,6 +43,12 @@ _LISTEN_FILTERS: dict[str, tuple[str, ...]] = {
     "promptsListChanged": ("prompts", "listChanged"),
     "resourcesListChanged": ("resources", "listChanged"),
     "resourceSubscriptions": ("resources", "subscribe"),
+    # the io.modelcontextprotocol/tasks extension's: status of the tasks named
+    "taskIds": ("extensions", "io.modelcontextprotocol/tasks"),
+}
+#: Listen filters the client may ask for only having declared a capability (-32021).
+_LISTEN_NEEDS: dict[str, tuple[str, ...]] = {
+    "taskIds": ("extensions", "io.modelcontextprotocol/tasks"),
 }
 
 
@@ -127,6 +133,13 @@ class ModernRequests:
         peer = modern.Peer(version, meta_map)
         if m.method == "subscriptions/listen":
             notifications = as_object(msgspec.to_builtins(getattr(params, "notifications", {})))
+            for key, needed in _LISTEN_NEEDS.items():
+                if (notifications or {}).get(key) and not has_capability(peer.capabilities, needed):
+                    raise McpError(
+                        MISSING_CLIENT_CAPABILITY,
+                        f"Missing required client capability: {'.'.join(needed)} ({key})",
+                        {"requiredCapabilities": {needed[0]: {needed[1]: {}}}},
+                    )
             return [Listen(m.id, notifications or {}, peer)]
         inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
         return [

@@ -178,7 +178,7 @@ class Server:
         if tasks is not None:
             support = support_lookup(task_support)
             self.legacy_tasks = LegacyTasks(tasks, support)
-            self.modern_tasks = ModernTasks(tasks, support, task_immediate_ms)
+            self.modern_tasks = ModernTasks(tasks, support, task_immediate_ms, self.announce)
             caps.setdefault("tasks", legacy_task_capability())
         self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.
@@ -332,7 +332,11 @@ class Server:
         method, wanted = CHANGES[what]
         if what == "tools":
             self.tool_headers.forget()
-        params: dict[str, Any] = {"uri": uri} if uri is not None else {}
+        await self.announce(method, {"uri": uri} if uri is not None else {}, wanted)
+
+    async def announce(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """Send ``method`` to legacy sessions (see ``Session.publish``) and to the modern
+        listen streams whose filter asked for ``wanted``."""
         for session in list(self.sessions):
             await session.publish(method, params, wanted)
         for publish in list(self._subscribers):

@@ -32,6 +32,10 @@ from .request_scope import RequestScope
 log = logging.getLogger("mcpgen.runtime")
 #: The listen filter (and the kind of change) of one resource's updates.
 RESOURCE_UPDATES = "resourceSubscriptions"
+#: Listen filters that name what they want (a list): the param a notification is matched by.
+MATCHED = {RESOURCE_UPDATES: "uri", "taskIds": "taskId"}
+#: What only modern listen streams are told (the tasks extension's status notifications).
+MODERN_ONLY = frozenset({"taskIds"})
 
 #: Answers an incoming request: (event, context) -> result.
 Dispatch = Callable[[ev.IncomingRequest, "RequestScope"], Awaitable[Any]]
@@ -401,13 +405,14 @@ class Session:
         """A change notification: to a legacy session directly (a resource's update only
         when the session subscribed to that URI), to each modern listen stream whose filter
         asked for ``wanted`` (tagged with its subscription id)."""
-        if self.conn.version is not None and self.conn.state is State.READY:
+        legacy = self.conn.version is not None and self.conn.state is State.READY
+        if legacy and wanted not in MODERN_ONLY:
             uri = params.get("uri") if wanted == RESOURCE_UPDATES else None
             if uri is None or uri in self.subscriptions:
                 await self.notify(method, params)
         for subscription, honoured in list(self.listening.items()):
             want = honoured.get(wanted)
-            if not want or (isinstance(want, list) and params.get("uri") not in want):
+            if not want or (isinstance(want, list) and params.get(MATCHED[wanted]) not in want):
                 continue
             tagged = {
                 **params,

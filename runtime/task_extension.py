@@ -26,6 +26,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .errors import MISSING_CLIENT_CAPABILITY, McpError
+from .contracts import Publish
 from .events import IncomingRequest
 from .extensions import Extension, ExtensionMethod
 from .request_scope import RequestScope
@@ -154,9 +155,12 @@ class ModernTasks:
         tasks: Tasks,
         support: TaskSupport,
         immediate_ms: Callable[[str], int | None] | None = None,
+        publish: Publish | None = None,
     ) -> None:
         self.tasks = tasks
         self.support = support
+        #: Sends a notification to the listen streams that asked for it (the server's).
+        self.publish = publish
         #: A tool's own ``immediate_ms`` (None: the engine's).
         self.immediate_ms: Callable[[str], int | None] = immediate_ms or no_delay_of_its_own
 
@@ -207,7 +211,17 @@ class ModernTasks:
         return Verbatim(created(record))
 
     def _announcer(self) -> Callable[[TaskRecord], Awaitable[None]] | None:
-        return None  # status goes to listen streams that ask for it (not yet offered)
+        """Tells the listen streams that asked for a task (``taskIds``) of its changes."""
+        publish = self.publish
+        if publish is None:
+            return None
+
+        async def announce(record: TaskRecord) -> None:
+            params = detailed(record)
+            del params["resultType"]  # a notification's params, not a result
+            await publish(NOTIFICATION, params, "taskIds")
+
+        return announce
 
     async def get(self, params: TaskRef, ctx: Any) -> Verbatim:
         return Verbatim(detailed(await self.tasks.get(scope_of(ctx), params.task_id)))

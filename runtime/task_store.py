@@ -40,6 +40,8 @@ TERMINAL: frozenset[TaskStatus] = frozenset(s for s, nexts in TRANSITIONS.items(
 MAX_TASKS = 10_000
 #: The poll interval suggested to requesters, by default (milliseconds).
 POLL_INTERVAL_MS = 1_000
+#: How often a memory store drops expired tasks nobody asked about, by default (seconds).
+SWEEP_EVERY_S = 5.0
 
 
 class TaskError(Exception):
@@ -145,8 +147,9 @@ class TaskStore(Protocol):
 
 class MemoryTaskStore:
     """Tasks in this process's memory: bounded (``max_tasks`` live ones; creating one
-    more first drops the expired, then refuses), expired lazily on every access and by
-    :meth:`expire`. ``clock`` (seconds) is for tests."""
+    more first drops the expired, then refuses), expired on access, by :meth:`expire`,
+    and every ``sweep_every_s`` seconds while it holds any (so memory goes back down
+    after TTLs pass with nobody asking). ``clock`` (seconds) is for tests."""
 
     def __init__(
         self,
@@ -155,9 +158,14 @@ class MemoryTaskStore:
         max_ttl_ms: int | None = 86_400_000,
         poll_interval_ms: int = POLL_INTERVAL_MS,
         clock: Callable[[], float] = time.time,
+        sweep_every_s: float = SWEEP_EVERY_S,
     ) -> None:
         if max_tasks < 1:
             raise ValueError("max_tasks must be positive")
+        if sweep_every_s <= 0:
+            raise ValueError("sweep_every_s must be positive")
+        self.sweep_every_s = sweep_every_s
+        self._sweeper: asyncio.Task[None] | None = None
         self.max_tasks = max_tasks
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
@@ -197,6 +205,8 @@ class MemoryTaskStore:
         )
         self._tasks[record.task_id] = record
         self._changed[record.task_id] = asyncio.Event()
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.ensure_future(self._sweep())
         return copy(record)  # a snapshot: the caller's copy does not change under it
 
     def _find(self, task_id: str, owner: str | None) -> TaskRecord:
@@ -284,10 +294,18 @@ class MemoryTaskStore:
         )
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for changed in self._changed.values():
             changed.set()
         self._tasks.clear()
         self._changed.clear()
+
+    async def _sweep(self) -> None:
+        """Drop expired tasks now and then, until none is left."""
+        while self._tasks:
+            await asyncio.sleep(self.sweep_every_s)
+            self.expire()
 
     def expire(self) -> int:
         """Drop every expired task; how many went."""

@@ -239,3 +239,20 @@ def test_an_update_against_an_old_revision_is_refused_so_no_answer_is_lost() -> 
         assert kept.input_requests == {"b": asked["b"]} and kept.input_responses is None
 
     run(scenario())
+
+
+def test_expired_tasks_go_from_memory_with_nobody_asking() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        store = MemoryTaskStore(clock=clock, sweep_every_s=0.01)
+        for _ in range(50):
+            await store.create("tools/call", ttl_ms=1_000)
+        keep = await store.create("tools/call", ttl_ms=60_000)
+        assert len(store) == 51
+        clock.now += 2
+        await asyncio.sleep(0.05)
+        assert len(store) == 1  # swept, not waiting for a lookup
+        assert (await store.get(keep.task_id)).task_id == keep.task_id
+        await store.close()
+
+    run(scenario())

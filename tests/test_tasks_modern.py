@@ -264,3 +264,47 @@ def test_bad_task_requests_get_the_extensions_errors_and_the_server_goes_on() ->
             assert ignored["content"][0]["text"] == "Hello, l!" and "taskId" not in ignored
 
     run(scenario())
+
+
+def test_listen_streams_that_name_a_task_hear_its_status() -> None:
+    async def scenario() -> None:
+        async with serving(make_app().server) as peer:
+            params = {"name": "slow_compute", "arguments": {"seconds": 60, "label": "heard"}}
+            job = await result_of(peer, 1, "tools/call", params)
+            refused = await call(
+                peer,
+                2,
+                "subscriptions/listen",
+                {"notifications": {"taskIds": [job["taskId"]]}},
+                caps={},
+            )
+            assert refused["error"]["code"] == -32021
+            assert refused["error"]["data"]["requiredCapabilities"] == {"extensions": {TASKS: {}}}
+            await peer.send(
+                modern(
+                    3,
+                    "subscriptions/listen",
+                    {"notifications": {"taskIds": [job["taskId"]]}},
+                    capabilities=OPTED,
+                )
+            )
+            ack = await peer.read()
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+            assert ack["params"]["notifications"] == {"taskIds": [job["taskId"]]}
+            other = await result_of(
+                peer, 4, "tools/call", {**params, "arguments": {"seconds": 60, "label": "unheard"}}
+            )
+            await result_of(peer, 5, "tasks/cancel", {"taskId": other["taskId"]})
+            await result_of(peer, 6, "tasks/cancel", {"taskId": job["taskId"]})
+            heard = [
+                m
+                for m in peer.backlog + await peer.quiet(0.2)
+                if m.get("method") == "notifications/tasks"
+            ]
+            assert [n["params"]["taskId"] for n in heard] == [job["taskId"]]  # only the one named
+            note = heard[0]["params"]
+            assert note["status"] == "cancelled" and "resultType" not in note
+            assert note["_meta"]["io.modelcontextprotocol/subscriptionId"] == 3
+            valid("Notification", {"method": "notifications/tasks", "params": note})
+
+    run(scenario())
