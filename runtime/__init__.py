@@ -29,6 +29,8 @@ from .schemas import header
 from .server import Server
 from .request_scope import RequestScope
 from .session import Session, Transport
+from .task_store import MemoryTaskStore, TaskRecord, TaskStore
+from .tasks import Tasks
 from .tools import ToolError
 from .wire import CacheHint, CachePolicy
 
@@ -74,6 +76,7 @@ __all__ = [
     "Limits",
     "METHOD_NOT_FOUND",
     "McpError",
+    "MemoryTaskStore",
     "MemoryTransport",
     "Middleware",
     "NegotiationError",
@@ -83,6 +86,9 @@ __all__ = [
     "Server",
     "Session",
     "State",
+    "TaskRecord",
+    "TaskStore",
+    "Tasks",
     "ToolError",
     "Transport",
     "Versions",

@@ -79,3 +79,28 @@ def test_the_low_level_server(tmp_path: Path) -> None:
             return result.content[0].text
 
     assert asyncio.run(asyncio.wait_for(call(), TIMEOUT)) == "Hello, Ada!"
+
+
+def test_the_tasks_example_runs_as_a_task(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Tasks") : text.index("| setting | default | what it bounds |")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    path = tmp_path / "reports.py"
+    path.write_text(code.replace("asyncio.sleep(10)", "asyncio.sleep(0.01)"))
+    spec = importlib.util.spec_from_file_location("readme_reports", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from tests.runtime.sansio import request, serving
+
+    async def scenario() -> dict[str, object]:
+        async with serving(module.app.server) as peer:
+            await peer.handshake("2025-11-25")
+            params = {"name": "build_report", "arguments": {"quarter": "Q3"}, "task": {}}
+            await peer.send(request(1, "tools/call", params))
+            task_id = (await peer.answer_to(1))["result"]["task"]["taskId"]
+            await peer.send(request(2, "tasks/result", {"taskId": task_id}))
+            return (await peer.answer_to(2))["result"]
+
+    result = asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
+    assert result["content"] == [{"type": "text", "text": "report for Q3"}]
