@@ -57,12 +57,14 @@ async def call(
     timeout: float = 5.0,
     leave: asyncio.Event | None = None,
     chunk_delay: float = 0.0,
+    into: Reply | None = None,
 ) -> Reply:
     """One request; ``body`` may be chunks (sent ``chunk_delay`` apart); ``headers`` are
-    added to (or, with a ``None``-free override, replace) the base headers."""
+    added to (or, with a ``None``-free override, replace) the base headers. ``into``: the
+    reply to fill as the response arrives (a stream still open can be read meanwhile)."""
     merged = {**BASE_HEADERS, **(headers or {})}
     chunks = [body] if isinstance(body, bytes) else list(body)
-    reply = Reply()
+    reply = into if into is not None else Reply()
     done = asyncio.Event()
     leave = leave or done
     sent = 0
