@@ -154,6 +154,7 @@ def test_a_modern_task_is_followed_statelessly_with_its_headers_checked() -> Non
         assert (await call(asgi, body=body, headers=headers)).messages()[0]["result"] == {
             "resultType": "complete"
         }
+        done: dict[str, Any] = {}
         for attempt in range(200):
             body, headers = modern(100 + attempt, "tasks/get", {"taskId": task_id}, task_id)
             done = (await call(asgi, body=body, headers=headers)).messages()[0]["result"]
