@@ -115,6 +115,9 @@ def answer(
     return types.convert(plain, result)
 
 
+_NO_FIELD = object()
+
+
 class _TaskProbe(msgspec.Struct):
     task: dict[str, Any] | None = None
 
@@ -123,9 +126,13 @@ def augmentation(raw: msgspec.Raw | None, params: Any) -> dict[str, Any] | None:
     """A request's task augmentation (2025-11-25 ``params.task``) as plain JSON, or None:
     from its decoded ``params``, or, when the application's version has no such field,
     from the ``raw`` params the peer sent."""
-    found = getattr(params, "task", None)
-    if found is not None and found is not msgspec.UNSET:
-        return as_object(msgspec.to_builtins(found))
+    found = getattr(params, "task", _NO_FIELD)
+    if found is not _NO_FIELD:  # the application's version has the field: it says
+        return (
+            None
+            if found is None or found is msgspec.UNSET
+            else as_object(msgspec.to_builtins(found))
+        )
     if raw is None or b'"task"' not in bytes(raw):
         return None
     try:
