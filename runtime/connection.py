@@ -239,8 +239,7 @@ class Connection:
         params = self.incoming(m.params, spec, local, version)
         found = getattr(params, "meta", None)  # an open object is a dict; inline: hot path
         meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
-        task = p.augmentation(m.params, params) if m.method == "tools/call" else None
-        return [IncomingRequest(m.id, local, params, meta, batch, None, None, http, task)]
+        return [IncomingRequest(m.id, local, params, meta, batch, None, None, http, m.params)]
 
     def incoming(
         self,

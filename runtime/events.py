@@ -80,8 +80,10 @@ class IncomingRequest(msgspec.Struct, frozen=True):
     inputs: Inputs | None = None
     #: The HTTP request's headers, when it came over HTTP (either era); None otherwise.
     http: HttpHeaders | None = None
-    #: A legacy request's task augmentation (2025-11-25 ``params.task``), plain JSON.
-    task: Mapping[str, Any] | None = None
+    #: A legacy request's params as the peer sent them (what its application types may
+    #: leave out, e.g. 2025-11-25's ``params.task`` to an application typed against
+    #: 2026-07-28, is read from them when needed: ``params.augmentation``).
+    raw_params: msgspec.Raw | None = None
 
 
 class Listen(msgspec.Struct, frozen=True):

@@ -240,12 +240,19 @@ class Server:
         handler = self.implemented.get(event.spec.handler)
         if handler is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
-        if self.legacy_tasks is not None and event.spec.name == CALL_TOOL:
+        name = event.spec.name
+        if self.legacy_tasks is not None and name == CALL_TOOL:
             era = self.legacy_tasks if event.peer is None else self.modern_tasks
             as_task = era.call(event, scope, self.run_handler) if era is not None else None
             if as_task is not None:
                 return as_task
-        return self.run_handler(event, scope)
+        # run_handler's body, inline: the path of every request
+        ctx = self.context_class(scope) if self.context_class is not None else scope
+        if self.middleware.items:
+            return self.middleware.run(Call(event, scope, ctx))
+        if name == LIST_TOOLS or name in SUBSCRIBING:
+            return self._handle_then_note(event, scope, ctx, handler)
+        return handler(event.params, ctx)
 
     def run_handler(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
         """The handler's answer to ``event`` in ``scope`` (middleware and all)."""

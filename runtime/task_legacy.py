@@ -17,6 +17,7 @@ from typing import Any
 from . import task_wire as wire
 from .errors import METHOD_NOT_FOUND, McpError
 from .events import IncomingRequest
+from .params import augmentation
 from .plain import as_object
 from .request_scope import RequestScope
 from .task_store import TaskRecord
@@ -57,7 +58,8 @@ class LegacyTasks:
         refused for not fitting the tool); None when it is an ordinary call."""
         name = str(getattr(event.params, "name", ""))
         support = self.support(name)
-        if event.task is None:
+        task = augmentation(event.raw_params, event.params)
+        if task is None:
             if support == "required":
                 raise McpError(
                     METHOD_NOT_FOUND,
@@ -71,10 +73,12 @@ class LegacyTasks:
                 f"Tool {name!r} does not run as a task: call it without params.task",
                 {"taskSupport": "forbidden"},
             )
-        return self._start(event, scope, run)
+        return self._start(event, scope, run, task)
 
-    async def _start(self, event: IncomingRequest, scope: RequestScope, run: Run) -> Verbatim:
-        ttl = (event.task or {}).get("ttl")
+    async def _start(
+        self, event: IncomingRequest, scope: RequestScope, run: Run, task: dict[str, Any]
+    ) -> Verbatim:
+        ttl = task.get("ttl")
         ttl_ms = ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None
         session = scope.session
 
