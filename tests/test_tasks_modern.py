@@ -308,3 +308,37 @@ def test_listen_streams_that_name_a_task_hear_its_status() -> None:
             valid("Notification", {"method": "notifications/tasks", "params": note})
 
     run(scenario())
+
+
+def test_a_server_without_tasks_refuses_them_in_both_eras_and_goes_on() -> None:
+    async def scenario() -> None:
+        app = App("plain", binding=stubs)
+
+        @app.tool
+        def greet(name: str) -> str:
+            """Greet."""
+            return f"Hello, {name}!"
+
+        async with serving(app.server) as peer:  # modern: no such method here
+            for rid, method in enumerate(("tasks/get", "tasks/update", "tasks/cancel"), start=1):
+                answer = await call(peer, rid, method, {"taskId": "t", "inputResponses": {}})
+                assert answer["error"]["code"] == -32601, answer
+            made = await result_of(
+                peer, 9, "tools/call", {"name": "greet", "arguments": {"name": "x"}}
+            )
+            assert made["resultType"] == "complete" and "taskId" not in made
+        async with serving(app.server) as peer:  # legacy: the capability was not offered
+            await peer.handshake("2025-11-25")
+            for rid, method in enumerate(
+                ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel"), start=1
+            ):
+                await peer.send(
+                    {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"taskId": "t"}}
+                )
+                assert (await peer.answer_to(rid))["error"]["code"] == -32601
+            params = {"name": "greet", "arguments": {"name": "y"}, "task": {"ttl": 1000}}
+            await peer.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+            plain = (await peer.answer_to(9))["result"]  # no task support: the call as it is
+            assert plain["content"][0]["text"] == "Hello, y!"
+
+    run(scenario())
