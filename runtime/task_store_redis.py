@@ -1,0 +1,530 @@
+"""A task store in Redis, shared by several server processes (``pip install 'mcpgen[redis]'``).
+
+The runtime core never imports this module, so it needs redis-py only when used. It keeps
+:class:`~.task_store.MemoryTaskStore`'s semantics across processes:
+
+* A record is a Redis hash under ``{prefix}task:{id}``: the :class:`TaskRecord` as msgspec
+  JSON (``data``), its revision (``rev``) and the id of the store that created it
+  (``worker``). Python decides every change with the same rules as the memory store and
+  writes it with a compare-and-set script on ``rev``, so a change made elsewhere meanwhile
+  makes it start over: a terminal task never changes, of a concurrent cancel and complete
+  exactly one wins, and ``respond`` checks its keys against the input requests it writes
+  after.
+* Records expire by Redis key expiry, at creation plus their TTL (counted by Redis, so its
+  clock and ours need not agree; a TTL is always finite: ``max_ttl_ms`` bounds it). The
+  indexes, a sorted set of the live tasks by expiry (``{prefix}expiry``, what
+  ``max_tasks`` counts) and one of each owner's tasks by creation order
+  (``{prefix}owner:{owner}``), are pruned of expired tasks on every create and expire
+  themselves with their last task, as does the creation counter (``{prefix}seq``, started
+  from Redis's clock in microseconds so cursors keep rising even after it expired).
+  Once every task has expired and every store has closed, the prefix holds no key.
+* Every change is published on ``{prefix}changed`` (the task id): watchers in any process
+  wake at once, and re-read at least every ``recheck_ms`` all the same, so a lost message
+  (a dropped connection) delays a watcher but never hangs it.
+* A task is run by the process that created it. Each store holds a lease,
+  ``{prefix}worker:{id}``, set on every create and renewed every ``lease_ms / 3`` by a
+  heartbeat until :meth:`RedisTaskStore.close` (which lets it go). Whoever reads an
+  unfinished task whose creator's lease has lapsed (the process died or was killed) marks
+  it ``failed``: a task is never silently gone while its record lasts.
+
+Redis must be standalone (the scripts reach keys under the prefix that they are not
+passed, which a cluster allows only within one hash slot: use a prefix with a hash tag,
+e.g. ``{mcpgen}:tasks:``). One store belongs to one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from copy import copy
+from dataclasses import dataclass
+from typing import Any, cast
+
+import msgspec
+
+try:
+    from redis.asyncio import Redis, from_url
+    from redis.asyncio.client import PubSub
+    from redis.exceptions import RedisError
+except ImportError as missing:  # pragma: no cover - exercised without the extra installed
+    raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
+
+from .errors import INTERNAL_ERROR
+from .task_store import (
+    MAX_TASKS,
+    POLL_INTERVAL_MS,
+    TERMINAL,
+    TRANSITIONS,
+    TaskError,
+    TaskRecord,
+    TaskStatus,
+    answered,
+    until_terminal,
+)
+
+log = logging.getLogger("mcpgen.runtime.task_store_redis")
+
+#: How many times a change is tried again when another process changed the task meanwhile.
+MAX_ATTEMPTS = 50
+
+# The next creation number: the counter restarts from Redis's clock (in microseconds) once
+# it has expired with every task, so numbers keep rising; it lasts as long as its tasks.
+# KEYS: counter; ARGV: ttl ms.
+NEXT_SEQ = """
+if redis.call('exists', KEYS[1]) == 0 then
+  local t = redis.call('time')
+  redis.call('set', KEYS[1], t[1] .. string.format('%06d', tonumber(t[2])))
+end
+local seq = redis.call('incr', KEYS[1])
+local ttl = math.max(tonumber(ARGV[1]), 1)
+if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) end
+return seq
+"""
+
+# Store a new task unless the store is full (after dropping expired tasks from the indexes).
+# KEYS: expiry index, owner index, task, creator's lease; ARGV: max tasks, ttl ms, lease ms,
+# worker id, record, seq, task id. Expiry members are "<owner index key>\n<task id>".
+CREATE = """
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local gone = redis.call('zrangebyscore', KEYS[1], '-inf', now)
+for _, member in ipairs(gone) do
+  local index, id = string.match(member, '^(.*)\\n([^\\n]*)$')
+  if index then redis.call('zrem', index, id) end
+end
+if #gone > 0 then redis.call('zremrangebyscore', KEYS[1], '-inf', now) end
+if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+local ttl = tonumber(ARGV[2])
+redis.call('set', KEYS[4], '1', 'px', ARGV[3])
+redis.call('hset', KEYS[3], 'data', ARGV[5], 'rev', '0', 'worker', ARGV[4])
+redis.call('pexpire', KEYS[3], ttl)
+redis.call('zadd', KEYS[1], now + ttl, KEYS[2] .. '\\n' .. ARGV[7])
+redis.call('zadd', KEYS[2], ARGV[6], ARGV[7])
+for i = 1, 2 do
+  if redis.call('pttl', KEYS[i]) < math.max(ttl, 1) then
+    redis.call('pexpire', KEYS[i], math.max(ttl, 1))
+  end
+end
+return 1
+"""
+
+# The record, its revision, its creator and whether the creator's lease holds.
+# KEYS: task; ARGV: lease key prefix.
+READ = """
+local v = redis.call('hmget', KEYS[1], 'data', 'rev', 'worker')
+if not v[1] then return false end
+local alive = 0
+if v[3] then alive = redis.call('exists', ARGV[1] .. v[3]) end
+return {v[1], v[2] or '', v[3] or '', alive}
+"""
+
+# Write a record if its revision is still the one read (1), else 0; with a lease key, only
+# while that lease has lapsed (else -1). KEYS: task[, lease]; ARGV: revision read, new
+# revision, record, channel, task id.
+CHANGE = """
+if redis.call('hget', KEYS[1], 'rev') ~= ARGV[1] then return 0 end
+if KEYS[2] and redis.call('exists', KEYS[2]) == 1 then return -1 end
+redis.call('hset', KEYS[1], 'rev', ARGV[2], 'data', ARGV[3])
+redis.call('publish', ARGV[4], ARGV[5])
+return 1
+"""
+
+
+@dataclass
+class Stored:
+    """A record as read, with what a compare-and-set needs."""
+
+    record: TaskRecord
+    rev: bytes
+    worker: str
+    alive: bool
+
+
+def orphaned(record: TaskRecord) -> TaskRecord:
+    """``record`` failed because the process running it stopped."""
+    said = f"The server process running task {record.task_id} stopped before it finished"
+    failed = copy(record)
+    failed.status, failed.status_message = "failed", said
+    failed.result, failed.error = None, {"code": INTERNAL_ERROR, "message": said}
+    failed.input_requests = failed.input_responses = None
+    return failed
+
+
+def text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisTaskStore:
+    """Tasks in Redis, for every server process that uses the same Redis and ``prefix``.
+
+    ``url`` is a Redis URL, or a ``redis.asyncio.Redis`` client (which :meth:`close`
+    then leaves open). The limits, each with a safe default:
+
+    * ``max_tasks`` (10,000): live tasks under the prefix at most; creating one more first
+      drops the expired, then refuses (TaskError).
+    * ``default_ttl_ms`` (1 hour): the retention of a task that asks for none.
+    * ``max_ttl_ms`` (1 day): the longest retention granted; unlike the memory store's it
+      cannot be None, since records outlive every process.
+    * ``poll_interval_ms`` (1 s): the poll interval suggested to requesters.
+    * ``lease_ms`` (30 s): how long after its process stopped renewing its lease (every
+      ``lease_ms / 3``) an unfinished task is taken for dead and marked ``failed``; keep it
+      well above the longest time the event loop may be blocked.
+    * ``recheck_ms`` (1 s): the longest a watcher waits before re-reading its task, should
+      a change's message be lost.
+    """
+
+    def __init__(
+        self,
+        url: str | Redis = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "mcpgen:tasks:",
+        max_tasks: int = MAX_TASKS,
+        default_ttl_ms: int | None = 3_600_000,
+        max_ttl_ms: int = 86_400_000,
+        poll_interval_ms: int = POLL_INTERVAL_MS,
+        lease_ms: int = 30_000,
+        recheck_ms: int = 1_000,
+    ) -> None:
+        if max_tasks < 1:
+            raise ValueError("max_tasks must be positive")
+        if max_ttl_ms < 1:
+            raise ValueError("max_ttl_ms must be positive")
+        if lease_ms < 3 or recheck_ms < 1:
+            raise ValueError("lease_ms (at least 3) and recheck_ms must be positive")
+        self.max_tasks = max_tasks
+        self.default_ttl_ms = default_ttl_ms
+        self.max_ttl_ms = max_ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.lease_ms = lease_ms
+        self.recheck_ms = recheck_ms
+        self.prefix = prefix
+        self._owns_client = isinstance(url, str)
+        self._client: Redis = from_url(url) if isinstance(url, str) else url
+        self._next_seq = self._client.register_script(NEXT_SEQ)
+        self._create = self._client.register_script(CREATE)
+        self._read_script = self._client.register_script(READ)
+        self._change = self._client.register_script(CHANGE)
+        self.worker_id = secrets.token_urlsafe(12)
+        self._lease = f"{prefix}worker:{self.worker_id}"
+        self._channel = f"{prefix}changed"
+        self._closed = False
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+        #: Set (and dropped) when the task changes; how many watch it.
+        self._changed: dict[str, asyncio.Event] = {}
+        self._watchers: dict[str, int] = {}
+        self._encoder = msgspec.json.Encoder()
+        self._decoder = msgspec.json.Decoder(TaskRecord)
+
+    def _ttl(self, asked: int | None) -> int:
+        """The retention granted for a request of ``asked`` ms (bounded by the store)."""
+        ttl = self.default_ttl_ms if asked is None else max(0, asked)
+        return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
+
+    def _task_key(self, task_id: str) -> str:
+        return f"{self.prefix}task:{task_id}"
+
+    async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> TaskRecord:
+        self._check_open()
+        ttl = self._ttl(ttl_ms)
+        seq = int(await self._next_seq(keys=[f"{self.prefix}seq"], args=[ttl]))
+        now = time.time()
+        record = TaskRecord(
+            seq=seq,
+            task_id=secrets.token_urlsafe(16),
+            method=method,
+            owner=owner,
+            created_at=now,
+            updated_at=now,
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+        )
+        keys = [
+            f"{self.prefix}expiry",
+            f"{self.prefix}owner:{owner}",
+            self._task_key(record.task_id),
+            self._lease,
+        ]
+        data = self._encoder.encode(record)
+        args = [self.max_tasks, ttl, self.lease_ms, self.worker_id, data, seq, record.task_id]
+        if not await self._create(keys=keys, args=args):
+            raise TaskError(f"too many tasks (at most {self.max_tasks}); retry later")
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.create_task(self._beat())
+        return record
+
+    async def _beat(self) -> None:
+        """Renew this store's lease until it closes (a failed renewal is tried again)."""
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            with contextlib.suppress(RedisError, OSError):
+                await self._client.set(self._lease, b"1", px=self.lease_ms)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise TaskError("the task store is closed")
+
+    def _stored(self, task_id: str, reply: Any) -> Stored | None:
+        """The record in a READ reply (None when there is none or it expired)."""
+        if not reply:
+            return None
+        try:
+            data, rev, worker, alive = reply
+            record = self._decoder.decode(data)
+        except (msgspec.DecodeError, TypeError, ValueError):
+            raise TaskError(f"task {task_id!r} has a damaged record") from None
+        if record.task_id != task_id or not rev:
+            raise TaskError(f"task {task_id!r} has a damaged record")
+        if record.expired(time.time()):
+            return None
+        return Stored(record, rev, text(worker), bool(alive))
+
+    async def _read(self, task_id: str, owner: str | None) -> Stored:
+        """The live task as stored (``owner`` None: whoever's it is), marked failed first
+        when the process running it stopped."""
+        self._check_open()
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                reply = await self._read_script(
+                    keys=[self._task_key(task_id)], args=[self._lease_of("")]
+                )
+            except RedisError as error:
+                if "WRONGTYPE" not in str(error):
+                    raise
+                raise TaskError(f"task {task_id!r} has a damaged record") from None
+            stored = self._stored(task_id, reply)
+            if stored is None or (owner is not None and stored.record.owner != owner):
+                raise TaskError(f"no task {task_id!r}")
+            if stored.alive or stored.record.terminal:
+                return stored
+            if (marked := await self._mark_orphaned(stored)) is not None:
+                return marked
+        raise TaskError(f"task {task_id!r} keeps changing; retry later")
+
+    def _lease_of(self, worker: str) -> str:
+        return f"{self.prefix}worker:{worker}"
+
+    async def _mark_orphaned(self, stored: Stored) -> Stored | None:
+        """``stored`` marked failed, or as it is when its creator's lease came back (None:
+        it changed meanwhile; read it again)."""
+        failed = orphaned(stored.record)
+        written = await self._write(stored, failed, self._lease_of(stored.worker))
+        if written < 0:
+            return Stored(stored.record, stored.rev, stored.worker, True)
+        if not written:
+            return None
+        return Stored(failed, str(failed.revision).encode(), stored.worker, False)
+
+    async def _write(self, stored: Stored, record: TaskRecord, lease: str | None = None) -> int:
+        """Write ``record`` over ``stored`` unless it changed since it was read (see CHANGE)."""
+        record.revision = stored.record.revision + 1
+        record.updated_at = time.time()
+        keys = [self._task_key(record.task_id)] + ([lease] if lease else [])
+        data = self._encoder.encode(record)
+        args = [stored.rev, record.revision, data, self._channel, record.task_id]
+        return int(await self._change(keys=keys, args=args))
+
+    async def _apply(
+        self, task_id: str, owner: str | None, change: Callable[[TaskRecord], TaskRecord]
+    ) -> TaskRecord:
+        """Apply ``change`` (record → changed copy, or TaskError) atomically."""
+        for _ in range(MAX_ATTEMPTS):
+            stored = await self._read(task_id, owner)
+            record = change(copy(stored.record))
+            if await self._write(stored, record) > 0:
+                return record
+        raise TaskError(f"task {task_id!r} keeps changing; retry later")
+
+    async def get(self, task_id: str, owner: str = "") -> TaskRecord:
+        return (await self._read(task_id, owner)).record
+
+    async def update(
+        self,
+        task_id: str,
+        status: TaskStatus,
+        *,
+        message: str | None = None,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        input_requests: dict[str, Any] | None = None,
+    ) -> TaskRecord:
+        def moved(record: TaskRecord) -> TaskRecord:
+            if record.terminal or (
+                status != record.status and status not in TRANSITIONS[record.status]
+            ):
+                raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
+            record.status = status
+            record.status_message = message
+            record.input_requests = input_requests if status == "input_required" else None
+            record.input_responses = None
+            if status in TERMINAL:
+                record.result, record.error = result, error
+            return record
+
+        return await self._apply(task_id, None, moved)
+
+    async def respond(
+        self, task_id: str, responses: Mapping[str, Any], owner: str = ""
+    ) -> TaskRecord:
+        def answer(record: TaskRecord) -> TaskRecord:
+            record.input_responses = answered(record, responses)
+            return record
+
+        return await self._apply(task_id, owner, answer)
+
+    async def list(
+        self, owner: str = "", after: str | None = None, limit: int = 100
+    ) -> tuple[list[TaskRecord], str | None]:
+        """``after`` is a cursor this method gave: the page goes on after it even when the
+        task it was made from has gone since. Damaged records are left out."""
+        limit = max(1, limit)
+        try:
+            start = int(after) if after is not None else 0
+        except ValueError:
+            raise TaskError(f"invalid cursor {after!r}") from None
+        self._check_open()
+        index = f"{self.prefix}owner:{owner}"
+        low = min(max(start, 0), 2**53)  # sequence numbers are exact as Redis scores
+        page: list[TaskRecord] = []
+        while len(page) <= limit:
+            want = limit + 1 - len(page)
+            rows: list[tuple[bytes | str, float]] = await cast(Any, self._client).zrangebyscore(
+                index, f"({low}", "+inf", start=0, num=want, withscores=True
+            )
+            if not rows:
+                break
+            ids = [text(member) for member, _ in rows]
+            found, gone = await self._read_many(ids, owner)
+            page += found
+            if gone:
+                await self._client.zrem(index, *gone)
+            low = int(rows[-1][1])
+            if len(rows) < want:
+                break
+        more = len(page) > limit
+        return page[:limit], str(page[limit - 1].seq) if more else None
+
+    async def _read_many(
+        self, ids: Sequence[str], owner: str
+    ) -> tuple[list[TaskRecord], list[str]]:
+        """The owner's live tasks among ``ids`` in order, and the ids that are gone."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            for task_id in ids:
+                await self._read_script(
+                    keys=[self._task_key(task_id)], args=[self._lease_of("")], client=pipe
+                )
+            replies: list[Any] = await pipe.execute(raise_on_error=False)
+        found: list[TaskRecord] = []
+        gone: list[str] = []
+        for task_id, reply in zip(ids, replies):
+            try:
+                stored = None if isinstance(reply, Exception) else self._stored(task_id, reply)
+            except TaskError:
+                continue  # damaged: left out, and left for its expiry to drop
+            if stored is None:
+                gone.append(task_id)
+            elif stored.record.owner == owner:
+                if not (stored.alive or stored.record.terminal):
+                    with contextlib.suppress(TaskError):
+                        stored = await self._read(task_id, owner)  # marks it failed
+                found.append(stored.record)
+        return found, gone
+
+    async def watch(self, task_id: str, revision: int, timeout: float | None = None) -> TaskRecord:
+        return await asyncio.wait_for(self._watch(task_id, revision), timeout)
+
+    async def _watch(self, task_id: str, revision: int) -> TaskRecord:
+        self._check_open()
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen())
+        recheck = self.recheck_ms / 1000
+        self._watchers[task_id] = self._watchers.get(task_id, 0) + 1
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._subscribed.wait(), recheck)
+            while True:
+                changed = self._changed.setdefault(task_id, asyncio.Event())
+                record = (await self._read(task_id, None)).record
+                if record.revision > revision:
+                    return record
+                pause = recheck
+                if record.ttl_ms is not None:  # wake when it expires
+                    left = record.created_at + record.ttl_ms / 1000 - time.time()
+                    pause = min(pause, max(left, 0) + 0.001)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(changed.wait(), pause)
+        finally:
+            left_watching = self._watchers.pop(task_id) - 1
+            if left_watching:
+                self._watchers[task_id] = left_watching
+            else:
+                self._changed.pop(task_id, None)
+
+    async def _listen(self) -> None:
+        """Wake the watchers of every task a change is published for, in any process; on a
+        lost connection, subscribe again (the watchers re-read meanwhile)."""
+        while True:
+            pubsub: PubSub = cast(Any, self._client).pubsub()
+            try:
+                await pubsub.subscribe(self._channel)
+                while True:
+                    message = cast(
+                        "dict[str, Any] | None",
+                        await pubsub.get_message(timeout=self.recheck_ms / 1000),
+                    )
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self._subscribed.set()
+                        self._wake(list(self._changed))  # what was missed meanwhile
+                    elif message["type"] == "message":
+                        self._wake([text(message["data"])])
+            except Exception as error:  # the connection, or anything else: start over
+                log.warning("task store: listening for changes failed (%r); retrying", error)
+                self._subscribed.clear()
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
+            await asyncio.sleep(self.recheck_ms / 1000)
+
+    def _wake(self, task_ids: Sequence[str]) -> None:
+        for task_id in task_ids:
+            changed = self._changed.pop(task_id, None)
+            if changed is not None:
+                changed.set()
+
+    async def wait(self, task_id: str, owner: str = "", timeout: float | None = None) -> TaskRecord:
+        async def outcome() -> TaskRecord:
+            return await until_terminal(self, await self.get(task_id, owner))
+
+        return await asyncio.wait_for(outcome(), timeout)
+
+    async def close(self) -> None:
+        """Stop the heartbeat and let the lease go (tasks this store's process was running
+        read as failed from now on), stop listening, and close the client if the store
+        made it. Watchers learn the store is closed (TaskError)."""
+        if self._closed:
+            return
+        self._closed = True
+        for running in (self._heartbeat, self._listener):
+            if running is not None:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+        if self._heartbeat is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self._client.delete(self._lease)
+        self._wake(list(self._changed))
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> RedisTaskStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
