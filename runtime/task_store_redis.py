@@ -47,7 +47,7 @@ from typing import Any, cast
 import msgspec
 
 try:
-    from redis.asyncio import Redis, from_url
+    from redis.asyncio import BlockingConnectionPool, Redis
     from redis.asyncio.client import PubSub
     from redis.exceptions import RedisError
 except ImportError as missing:  # pragma: no cover - exercised without the extra installed
@@ -175,6 +175,8 @@ class RedisTaskStore:
       well above the longest time the event loop may be blocked.
     * ``recheck_ms`` (1 s): the longest a watcher waits before re-reading its task, should
       a change's message be lost.
+    * ``max_connections`` (50): the connections to Redis of a store made from a URL (the
+      pub/sub one aside); callers beyond wait for one, up to 20 s.
     """
 
     def __init__(
@@ -188,6 +190,7 @@ class RedisTaskStore:
         poll_interval_ms: int = POLL_INTERVAL_MS,
         lease_ms: int = 30_000,
         recheck_ms: int = 1_000,
+        max_connections: int = 50,
     ) -> None:
         if max_tasks < 1:
             raise ValueError("max_tasks must be positive")
@@ -203,7 +206,10 @@ class RedisTaskStore:
         self.recheck_ms = recheck_ms
         self.prefix = prefix
         self._owns_client = isinstance(url, str)
-        self._client: Redis = from_url(url) if isinstance(url, str) else url
+        if isinstance(url, str):  # callers past the pool's size wait their turn
+            pool = cast(Any, BlockingConnectionPool).from_url(url, max_connections=max_connections)
+            url = Redis.from_pool(pool)
+        self._client: Redis = url
         self._next_seq = self._client.register_script(NEXT_SEQ)
         self._create = self._client.register_script(CREATE)
         self._read_script = self._client.register_script(READ)
