@@ -253,7 +253,7 @@ def test_the_store_is_bounded_and_makes_room_from_expired_tasks(stores: Stores) 
 
 
 def test_many_concurrent_tasks_all_reach_their_outcome(stores: Stores) -> None:
-    count = 1_000  # a few hundred ms against Redis too
+    count = 1_000 if stores.kind == "memory" else 300  # Redis: 6 times its connections
 
     async def scenario() -> list[Any]:
         store = stores()
