@@ -1,35 +1,27 @@
-"""A task store in Redis, shared by several server processes (``pip install 'mcpgen[redis]'``).
+"""A task store in Redis shared by several server processes (``pip install 'mcpgen[redis]'``;
+the runtime core never imports this module), with the memory store's semantics:
 
-The runtime core never imports this module, so it needs redis-py only when used. It keeps
-:class:`~.task_store.MemoryTaskStore`'s semantics across processes:
+* A task is a hash ``{prefix}task:{id}``: the msgspec JSON :class:`TaskRecord` (``data``),
+  its revision (``rev``), the id of the store that created it (``worker``). Each change is
+  decided by the memory store's rules and written by compare-and-set on ``rev`` (started
+  over if another process changed the task meanwhile): a terminal task never changes, of a
+  concurrent cancel and complete exactly one wins, ``respond`` checks the very input
+  requests it writes over.
+* Records expire by key expiry at creation plus their TTL (counted by Redis; always finite).
+  The indexes (``{prefix}expiry``: live tasks by expiry, what ``max_tasks`` counts;
+  ``{prefix}owner:{owner}``: by creation number) drop expired tasks on each create and
+  expire with their last task, as does the counter ``{prefix}seq`` (restarted from Redis's
+  clock in µs: cursors keep rising). All tasks expired and all stores closed, no key is left.
+* Changes are published on ``{prefix}changed``: watchers in any process wake at once, and
+  re-read every ``recheck_ms`` all the same (a lost message never hangs one).
+* A task is run by the process that created it. Each store holds a lease
+  ``{prefix}worker:{id}``, set on create and renewed by a heartbeat until :meth:`close`
+  lets it go. A reader of an unfinished task whose creator's lease lapsed (the process
+  died) marks it ``failed``: a task never silently vanishes while its record lasts.
 
-* A record is a Redis hash under ``{prefix}task:{id}``: the :class:`TaskRecord` as msgspec
-  JSON (``data``), its revision (``rev``) and the id of the store that created it
-  (``worker``). Python decides every change with the same rules as the memory store and
-  writes it with a compare-and-set script on ``rev``, so a change made elsewhere meanwhile
-  makes it start over: a terminal task never changes, of a concurrent cancel and complete
-  exactly one wins, and ``respond`` checks its keys against the input requests it writes
-  after.
-* Records expire by Redis key expiry, at creation plus their TTL (counted by Redis, so its
-  clock and ours need not agree; a TTL is always finite: ``max_ttl_ms`` bounds it). The
-  indexes, a sorted set of the live tasks by expiry (``{prefix}expiry``, what
-  ``max_tasks`` counts) and one of each owner's tasks by creation order
-  (``{prefix}owner:{owner}``), are pruned of expired tasks on every create and expire
-  themselves with their last task, as does the creation counter (``{prefix}seq``, started
-  from Redis's clock in microseconds so cursors keep rising even after it expired).
-  Once every task has expired and every store has closed, the prefix holds no key.
-* Every change is published on ``{prefix}changed`` (the task id): watchers in any process
-  wake at once, and re-read at least every ``recheck_ms`` all the same, so a lost message
-  (a dropped connection) delays a watcher but never hangs it.
-* A task is run by the process that created it. Each store holds a lease,
-  ``{prefix}worker:{id}``, set on every create and renewed every ``lease_ms / 3`` by a
-  heartbeat until :meth:`RedisTaskStore.close` (which lets it go). Whoever reads an
-  unfinished task whose creator's lease has lapsed (the process died or was killed) marks
-  it ``failed``: a task is never silently gone while its record lasts.
-
-Redis must be standalone (the scripts reach keys under the prefix that they are not
-passed, which a cluster allows only within one hash slot: use a prefix with a hash tag,
-e.g. ``{mcpgen}:tasks:``). One store belongs to one event loop.
+Redis is a standalone server (the scripts touch keys under the prefix they are not passed:
+on a cluster, give the prefix a hash tag). Redis unreachable is a ``RedisError`` from any
+method. One store belongs to one event loop.
 """
 
 from __future__ import annotations
@@ -54,26 +46,15 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
-from .task_store import (
-    MAX_TASKS,
-    POLL_INTERVAL_MS,
-    TERMINAL,
-    TRANSITIONS,
-    TaskError,
-    TaskRecord,
-    TaskStatus,
-    answered,
-    until_terminal,
-)
+from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, TRANSITIONS, TaskError
+from .task_store import TaskRecord, TaskStatus, answered, until_terminal
 
 log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
 #: How many times a change is tried again when another process changed the task meanwhile.
 MAX_ATTEMPTS = 50
 
-# The next creation number: the counter restarts from Redis's clock (in microseconds) once
-# it has expired with every task, so numbers keep rising; it lasts as long as its tasks.
-# KEYS: counter; ARGV: ttl ms.
+# The next creation number (a counter kept as long as its tasks). KEYS: counter; ARGV: ttl.
 NEXT_SEQ = """
 if redis.call('exists', KEYS[1]) == 0 then
   local t = redis.call('time')
@@ -85,9 +66,9 @@ if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) en
 return seq
 """
 
-# Store a new task unless the store is full (after dropping expired tasks from the indexes).
-# KEYS: expiry index, owner index, task, creator's lease; ARGV: max tasks, ttl ms, lease ms,
-# worker id, record, seq, task id. Expiry members are "<owner index key>\n<task id>".
+# A new task unless the store is full (once expired tasks left the indexes). KEYS: expiry
+# index (members "<owner index>\n<id>"), owner index, task, lease; ARGV: max tasks, ttl,
+# lease ms, worker, record, seq, id.
 CREATE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -98,22 +79,19 @@ for _, member in ipairs(gone) do
 end
 if #gone > 0 then redis.call('zremrangebyscore', KEYS[1], '-inf', now) end
 if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-local ttl = tonumber(ARGV[2])
+local ttl, keep = tonumber(ARGV[2]), math.max(tonumber(ARGV[2]), 1)
 redis.call('set', KEYS[4], '1', 'px', ARGV[3])
 redis.call('hset', KEYS[3], 'data', ARGV[5], 'rev', '0', 'worker', ARGV[4])
 redis.call('pexpire', KEYS[3], ttl)
 redis.call('zadd', KEYS[1], now + ttl, KEYS[2] .. '\\n' .. ARGV[7])
 redis.call('zadd', KEYS[2], ARGV[6], ARGV[7])
 for i = 1, 2 do
-  if redis.call('pttl', KEYS[i]) < math.max(ttl, 1) then
-    redis.call('pexpire', KEYS[i], math.max(ttl, 1))
-  end
+  if redis.call('pttl', KEYS[i]) < keep then redis.call('pexpire', KEYS[i], keep) end
 end
 return 1
 """
 
-# The record, its revision, its creator and whether the creator's lease holds.
-# KEYS: task; ARGV: lease key prefix.
+# The record, its revision and creator, whether its lease holds. KEYS: task; ARGV: leases.
 READ = """
 local v = redis.call('hmget', KEYS[1], 'data', 'rev', 'worker')
 if not v[1] then return false end
@@ -132,6 +110,10 @@ redis.call('hset', KEYS[1], 'rev', ARGV[2], 'data', ARGV[3])
 redis.call('publish', ARGV[4], ARGV[5])
 return 1
 """
+
+
+class Missing(TaskError):
+    """No such live task, or its record is damaged."""
 
 
 @dataclass
@@ -161,22 +143,16 @@ def text(value: bytes | str) -> str:
 class RedisTaskStore:
     """Tasks in Redis, for every server process that uses the same Redis and ``prefix``.
 
-    ``url`` is a Redis URL, or a ``redis.asyncio.Redis`` client (which :meth:`close`
-    then leaves open). The limits, each with a safe default:
-
-    * ``max_tasks`` (10,000): live tasks under the prefix at most; creating one more first
-      drops the expired, then refuses (TaskError).
-    * ``default_ttl_ms`` (1 hour): the retention of a task that asks for none.
-    * ``max_ttl_ms`` (1 day): the longest retention granted; unlike the memory store's it
-      cannot be None, since records outlive every process.
-    * ``poll_interval_ms`` (1 s): the poll interval suggested to requesters.
-    * ``lease_ms`` (30 s): how long after its process stopped renewing its lease (every
-      ``lease_ms / 3``) an unfinished task is taken for dead and marked ``failed``; keep it
-      well above the longest time the event loop may be blocked.
-    * ``recheck_ms`` (1 s): the longest a watcher waits before re-reading its task, should
-      a change's message be lost.
-    * ``max_connections`` (50): the connections to Redis of a store made from a URL (the
-      pub/sub one aside); callers beyond wait for one, up to 20 s.
+    ``url``: a Redis URL, or a ``redis.asyncio.Redis`` client (:meth:`close` leaves it
+    open). Limits, each with a safe default: ``max_tasks`` (10,000) live tasks under the
+    prefix at most (creating one more first drops the expired, then refuses);
+    ``default_ttl_ms`` (1 hour) for a task that asks none; ``max_ttl_ms`` (1 day) granted
+    at most (never None: records outlive processes); ``poll_interval_ms`` (1 s) suggested
+    to requesters; ``lease_ms`` (30 s): an unfinished task whose process stopped renewing
+    its lease (every ``lease_ms / 3``) that long ago is marked failed, so keep it well above
+    the longest the event loop may block; ``recheck_ms`` (1 s): the longest a watcher waits
+    before re-reading its task; ``max_connections`` (50) to Redis for a store made from a
+    URL (pub/sub aside), callers beyond it waiting up to 20 s for one.
     """
 
     def __init__(
@@ -192,19 +168,11 @@ class RedisTaskStore:
         recheck_ms: int = 1_000,
         max_connections: int = 50,
     ) -> None:
-        if max_tasks < 1:
-            raise ValueError("max_tasks must be positive")
-        if max_ttl_ms < 1:
-            raise ValueError("max_ttl_ms must be positive")
-        if lease_ms < 3 or recheck_ms < 1:
-            raise ValueError("lease_ms (at least 3) and recheck_ms must be positive")
-        self.max_tasks = max_tasks
-        self.default_ttl_ms = default_ttl_ms
-        self.max_ttl_ms = max_ttl_ms
-        self.poll_interval_ms = poll_interval_ms
-        self.lease_ms = lease_ms
-        self.recheck_ms = recheck_ms
-        self.prefix = prefix
+        if min(max_tasks, max_ttl_ms, recheck_ms) < 1 or lease_ms < 3:
+            raise ValueError("max_tasks, max_ttl_ms, recheck_ms and lease_ms (3) must be positive")
+        self.max_tasks, self.max_ttl_ms, self.lease_ms = max_tasks, max_ttl_ms, lease_ms
+        self.default_ttl_ms, self.poll_interval_ms = default_ttl_ms, poll_interval_ms
+        self.recheck_ms, self.prefix = recheck_ms, prefix
         self._owns_client = isinstance(url, str)
         if isinstance(url, str):  # callers past the pool's size wait their turn
             pool = cast(Any, BlockingConnectionPool).from_url(url, max_connections=max_connections)
@@ -215,12 +183,12 @@ class RedisTaskStore:
         self._read_script = self._client.register_script(READ)
         self._change = self._client.register_script(CHANGE)
         self.worker_id = secrets.token_urlsafe(12)
-        self._lease = f"{prefix}worker:{self.worker_id}"
+        self._tasks, self._leases = f"{prefix}task:", f"{prefix}worker:"
+        self._lease = self._leases + self.worker_id
         self._channel = f"{prefix}changed"
         self._closed = False
         self._heartbeat: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
-        self._subscribed = asyncio.Event()
         #: Set (and dropped) when the task changes; how many watch it.
         self._changed: dict[str, asyncio.Event] = {}
         self._watchers: dict[str, int] = {}
@@ -232,30 +200,15 @@ class RedisTaskStore:
         ttl = self.default_ttl_ms if asked is None else max(0, asked)
         return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
 
-    def _task_key(self, task_id: str) -> str:
-        return f"{self.prefix}task:{task_id}"
-
     async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> TaskRecord:
         self._check_open()
         ttl = self._ttl(ttl_ms)
         seq = int(await self._next_seq(keys=[f"{self.prefix}seq"], args=[ttl]))
-        now = time.time()
-        record = TaskRecord(
-            seq=seq,
-            task_id=secrets.token_urlsafe(16),
-            method=method,
-            owner=owner,
-            created_at=now,
-            updated_at=now,
-            ttl_ms=ttl,
-            poll_interval_ms=self.poll_interval_ms,
-        )
-        keys = [
-            f"{self.prefix}expiry",
-            f"{self.prefix}owner:{owner}",
-            self._task_key(record.task_id),
-            self._lease,
-        ]
+        record = TaskRecord(task_id=secrets.token_urlsafe(16), method=method, owner=owner, seq=seq)
+        record.created_at = record.updated_at = time.time()
+        record.ttl_ms, record.poll_interval_ms = ttl, self.poll_interval_ms
+        index, task_key = f"{self.prefix}owner:{owner}", self._tasks + record.task_id
+        keys = [f"{self.prefix}expiry", index, task_key, self._lease]
         data = self._encoder.encode(record)
         args = [self.max_tasks, ttl, self.lease_ms, self.worker_id, data, seq, record.task_id]
         if not await self._create(keys=keys, args=args):
@@ -283,9 +236,9 @@ class RedisTaskStore:
             data, rev, worker, alive = reply
             record = self._decoder.decode(data)
         except (msgspec.DecodeError, TypeError, ValueError):
-            raise TaskError(f"task {task_id!r} has a damaged record") from None
+            raise Missing(f"task {task_id!r} has a damaged record") from None
         if record.task_id != task_id or not rev:
-            raise TaskError(f"task {task_id!r} has a damaged record")
+            raise Missing(f"task {task_id!r} has a damaged record")
         if record.expired(time.time()):
             return None
         return Stored(record, rev, text(worker), bool(alive))
@@ -296,41 +249,29 @@ class RedisTaskStore:
         self._check_open()
         for _ in range(MAX_ATTEMPTS):
             try:
-                reply = await self._read_script(
-                    keys=[self._task_key(task_id)], args=[self._lease_of("")]
-                )
+                reply = await self._read_script(keys=[self._tasks + task_id], args=[self._leases])
             except RedisError as error:
                 if "WRONGTYPE" not in str(error):
                     raise
-                raise TaskError(f"task {task_id!r} has a damaged record") from None
+                raise Missing(f"task {task_id!r} has a damaged record") from None
             stored = self._stored(task_id, reply)
             if stored is None or (owner is not None and stored.record.owner != owner):
-                raise TaskError(f"no task {task_id!r}")
+                raise Missing(f"no task {task_id!r}")
             if stored.alive or stored.record.terminal:
                 return stored
-            if (marked := await self._mark_orphaned(stored)) is not None:
-                return marked
+            failed = orphaned(stored.record)
+            written = await self._write(stored, failed, self._leases + stored.worker)
+            if written < 0:  # its creator's lease came back meanwhile
+                return stored
+            if written:  # else it changed meanwhile: read it again
+                return Stored(failed, str(failed.revision).encode(), stored.worker, False)
         raise TaskError(f"task {task_id!r} keeps changing; retry later")
-
-    def _lease_of(self, worker: str) -> str:
-        return f"{self.prefix}worker:{worker}"
-
-    async def _mark_orphaned(self, stored: Stored) -> Stored | None:
-        """``stored`` marked failed, or as it is when its creator's lease came back (None:
-        it changed meanwhile; read it again)."""
-        failed = orphaned(stored.record)
-        written = await self._write(stored, failed, self._lease_of(stored.worker))
-        if written < 0:
-            return Stored(stored.record, stored.rev, stored.worker, True)
-        if not written:
-            return None
-        return Stored(failed, str(failed.revision).encode(), stored.worker, False)
 
     async def _write(self, stored: Stored, record: TaskRecord, lease: str | None = None) -> int:
         """Write ``record`` over ``stored`` unless it changed since it was read (see CHANGE)."""
         record.revision = stored.record.revision + 1
         record.updated_at = time.time()
-        keys = [self._task_key(record.task_id)] + ([lease] if lease else [])
+        keys = [self._tasks + record.task_id] + ([lease] if lease else [])
         data = self._encoder.encode(record)
         args = [stored.rev, record.revision, data, self._channel, record.task_id]
         return int(await self._change(keys=keys, args=args))
@@ -387,7 +328,7 @@ class RedisTaskStore:
         self, owner: str = "", after: str | None = None, limit: int = 100
     ) -> tuple[list[TaskRecord], str | None]:
         """``after`` is a cursor this method gave: the page goes on after it even when the
-        task it was made from has gone since. Damaged records are left out."""
+        task it was made from has gone since. Damaged records are left out (and dropped)."""
         limit = max(1, limit)
         try:
             start = int(after) if after is not None else 0
@@ -405,9 +346,9 @@ class RedisTaskStore:
             if not rows:
                 break
             ids = [text(member) for member, _ in rows]
-            found, gone = await self._read_many(ids, owner)
-            page += found
-            if gone:
+            found = await asyncio.gather(*(self._listed(i, owner) for i in ids))
+            page += [record for record in found if record is not None]
+            if gone := [i for i, record in zip(ids, found) if record is None]:
                 await self._client.zrem(index, *gone)
             low = int(rows[-1][1])
             if len(rows) < want:
@@ -415,31 +356,11 @@ class RedisTaskStore:
         more = len(page) > limit
         return page[:limit], str(page[limit - 1].seq) if more else None
 
-    async def _read_many(
-        self, ids: Sequence[str], owner: str
-    ) -> tuple[list[TaskRecord], list[str]]:
-        """The owner's live tasks among ``ids`` in order, and the ids that are gone."""
-        async with self._client.pipeline(transaction=False) as pipe:
-            for task_id in ids:
-                await self._read_script(
-                    keys=[self._task_key(task_id)], args=[self._lease_of("")], client=pipe
-                )
-            replies: list[Any] = await pipe.execute(raise_on_error=False)
-        found: list[TaskRecord] = []
-        gone: list[str] = []
-        for task_id, reply in zip(ids, replies):
-            try:
-                stored = None if isinstance(reply, Exception) else self._stored(task_id, reply)
-            except TaskError:
-                continue  # damaged: left out, and left for its expiry to drop
-            if stored is None:
-                gone.append(task_id)
-            elif stored.record.owner == owner:
-                if not (stored.alive or stored.record.terminal):
-                    with contextlib.suppress(TaskError):
-                        stored = await self._read(task_id, owner)  # marks it failed
-                found.append(stored.record)
-        return found, gone
+    async def _listed(self, task_id: str, owner: str) -> TaskRecord | None:
+        try:
+            return (await self._read(task_id, owner)).record
+        except Missing:
+            return None  # gone, or damaged
 
     async def watch(self, task_id: str, revision: int, timeout: float | None = None) -> TaskRecord:
         return await asyncio.wait_for(self._watch(task_id, revision), timeout)
@@ -451,8 +372,6 @@ class RedisTaskStore:
         recheck = self.recheck_ms / 1000
         self._watchers[task_id] = self._watchers.get(task_id, 0) + 1
         try:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._subscribed.wait(), recheck)
             while True:
                 changed = self._changed.setdefault(task_id, asyncio.Event())
                 record = (await self._read(task_id, None)).record
@@ -479,20 +398,15 @@ class RedisTaskStore:
             try:
                 await pubsub.subscribe(self._channel)
                 while True:
-                    message = cast(
-                        "dict[str, Any] | None",
-                        await pubsub.get_message(timeout=self.recheck_ms / 1000),
-                    )
+                    message = cast(Any, await pubsub.get_message(timeout=self.recheck_ms / 1000))
                     if message is None:
                         continue
-                    if message["type"] == "subscribe":
-                        self._subscribed.set()
-                        self._wake(list(self._changed))  # what was missed meanwhile
+                    if message["type"] == "subscribe":  # (again): re-read what was missed
+                        self._wake(list(self._changed))
                     elif message["type"] == "message":
                         self._wake([text(message["data"])])
             except Exception as error:  # the connection, or anything else: start over
                 log.warning("task store: listening for changes failed (%r); retrying", error)
-                self._subscribed.clear()
             finally:
                 with contextlib.suppress(RedisError, OSError):
                     await pubsub.aclose()
@@ -505,10 +419,8 @@ class RedisTaskStore:
                 changed.set()
 
     async def wait(self, task_id: str, owner: str = "", timeout: float | None = None) -> TaskRecord:
-        async def outcome() -> TaskRecord:
-            return await until_terminal(self, await self.get(task_id, owner))
-
-        return await asyncio.wait_for(outcome(), timeout)
+        record = await self.get(task_id, owner)
+        return await asyncio.wait_for(until_terminal(self, record), timeout)
 
     async def close(self) -> None:
         """Stop the heartbeat and let the lease go (tasks this store's process was running
@@ -528,9 +440,3 @@ class RedisTaskStore:
         self._wake(list(self._changed))
         if self._owns_client:
             await self._client.aclose()
-
-    async def __aenter__(self) -> RedisTaskStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
