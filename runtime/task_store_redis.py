@@ -121,7 +121,7 @@ class Stored:
     """A record as read, with what a compare-and-set needs."""
 
     record: TaskRecord
-    rev: bytes
+    rev: bytes | str
     worker: str
     alive: bool
 
