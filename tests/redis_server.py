@@ -25,8 +25,11 @@ STOP_TIMEOUT = 5.0
 
 def redis_server_binary() -> str:
     """The redis-server to run (RuntimeError, saying what was tried, when there is none)."""
-    if os.environ.get("MCPGEN_REDIS_SERVER"):
-        return os.environ["MCPGEN_REDIS_SERVER"]
+    named = os.environ.get("MCPGEN_REDIS_SERVER")
+    if named:
+        if not (Path(named).is_file() and os.access(named, os.X_OK)):
+            raise RuntimeError(f"MCPGEN_REDIS_SERVER={named} is no executable file")
+        return named
     found = shutil.which("redis-server")
     if found:
         return found

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 
 from mcpgen.runtime.task_store import TaskError
 from mcpgen.runtime.task_store_redis import RedisTaskStore
+from redis_server import redis_server_binary
 
 T = TypeVar("T")
 STOPPED = "The server process running task {} stopped before it finished"
@@ -340,8 +341,30 @@ def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) 
         assert await client.ping()
         with pytest.raises(TaskError, match="closed"):
             await store.create("tools/call")
+        decoding = Redis.from_url(cluster.url, decode_responses=True)  # str replies work too
+        try:
+            store = RedisTaskStore(decoding, prefix=cluster.prefix, recheck_ms=10_000)
+            task = await store.create("tools/call", owner="é")
+            watcher = asyncio.create_task(store.watch(task.task_id, 0))
+            await asyncio.sleep(0.05)
+            await store.update(task.task_id, "completed", result={"ok": "ü"})
+            assert (await asyncio.wait_for(watcher, 1)).result == {"ok": "ü"}
+            assert [t.task_id for t in (await store.list("é"))[0]] == [task.task_id]
+            await store.close()
+        finally:
+            await decoding.aclose()
 
     cluster.run(scenario)
+
+
+def test_a_missing_redis_server_binary_is_an_error_that_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MCPGEN_REDIS_SERVER", "/nonexistent/redis-server")
+    with pytest.raises(RuntimeError, match="MCPGEN_REDIS_SERVER"):
+        redis_server_binary()
+    monkeypatch.delenv("MCPGEN_REDIS_SERVER")
+    assert os.access(redis_server_binary(), os.X_OK)  # the dev extra brings one
 
 
 def test_the_runtime_core_does_not_import_redis() -> None:
