@@ -4,24 +4,22 @@ the runtime core never imports this module), with the memory store's semantics:
 * A task is a hash ``{prefix}task:{id}``: the msgspec JSON :class:`TaskRecord` (``data``),
   its revision (``rev``), the id of the store that created it (``worker``). Each change is
   decided by the memory store's rules and written by compare-and-set on ``rev`` (started
-  over if another process changed the task meanwhile): a terminal task never changes, of a
-  concurrent cancel and complete exactly one wins, ``respond`` checks the very input
-  requests it writes over.
+  over if another process changed the task meanwhile): a terminal task never changes, of
+  concurrent changes exactly one wins, ``respond`` checks the very requests it answers.
 * Records expire by key expiry at creation plus their TTL (counted by Redis; always finite).
   The indexes (``{prefix}expiry``: live tasks by expiry, what ``max_tasks`` counts;
   ``{prefix}owner:{owner}``: by creation number) drop expired tasks on each create and
   expire with their last task, as does the counter ``{prefix}seq`` (restarted from Redis's
   clock in µs: cursors keep rising). All tasks expired and all stores closed, no key is left.
 * Changes are published on ``{prefix}changed``: watchers in any process wake at once, and
-  re-read every ``recheck_ms`` all the same (a lost message never hangs one).
-* A task is run by the process that created it. Each store holds a lease
-  ``{prefix}worker:{id}``, set on create and renewed by a heartbeat until :meth:`close`
-  lets it go. A reader of an unfinished task whose creator's lease lapsed (the process
-  died) marks it ``failed``: a task never silently vanishes while its record lasts.
+  re-read every ``recheck_ms`` all the same (a lost message, or Redis away, never ends one).
+* A task runs in the process that created it. Each store holds a lease ``{prefix}worker:
+  {id}``, set on create and renewed by a heartbeat until :meth:`close` lets it go. Whoever
+  reads an unfinished task whose creator's lease lapsed (the process died) marks it
+  ``failed``: a task never silently vanishes while its record lasts.
 
-Redis is a standalone server (the scripts touch keys under the prefix they are not passed:
-on a cluster, give the prefix a hash tag). Redis unreachable is a ``RedisError`` from any
-method. One store belongs to one event loop.
+One Redis server (scripts touch keys they are not passed: a cluster needs a hash-tagged
+prefix); unreachable, a ``RedisError`` from any method but ``watch``. One event loop.
 """
 
 from __future__ import annotations
@@ -41,18 +39,20 @@ import msgspec
 try:
     from redis.asyncio import BlockingConnectionPool, Redis
     from redis.asyncio.client import PubSub
-    from redis.exceptions import RedisError
+    from redis import exceptions as redis_errors
 except ImportError as missing:  # pragma: no cover - exercised without the extra installed
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
-from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, TRANSITIONS, TaskError
+from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, TRANSITIONS, TaskConflict, TaskError
 from .task_store import TaskRecord, TaskStatus, answered, until_terminal
 
 log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
 #: How many times a change is tried again when another process changed the task meanwhile.
 MAX_ATTEMPTS = 50
+#: Redis unreachable (for now).
+AWAY = (redis_errors.ConnectionError, redis_errors.TimeoutError)
 
 # The next creation number (a counter kept as long as its tasks). KEYS: counter; ARGV: ttl.
 NEXT_SEQ = """
@@ -221,7 +221,7 @@ class RedisTaskStore:
         """Renew this store's lease until it closes (a failed renewal is tried again)."""
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(redis_errors.RedisError, OSError):
                 await self._client.set(self._lease, b"1", px=self.lease_ms)
 
     def _check_open(self) -> None:
@@ -250,7 +250,7 @@ class RedisTaskStore:
         for _ in range(MAX_ATTEMPTS):
             try:
                 reply = await self._read_script(keys=[self._tasks + task_id], args=[self._leases])
-            except RedisError as error:
+            except redis_errors.RedisError as error:
                 if "WRONGTYPE" not in str(error):
                     raise
                 raise Missing(f"task {task_id!r} has a damaged record") from None
@@ -299,8 +299,11 @@ class RedisTaskStore:
         result: Any = None,
         error: dict[str, Any] | None = None,
         input_requests: dict[str, Any] | None = None,
+        revision: int | None = None,
     ) -> TaskRecord:
         def moved(record: TaskRecord) -> TaskRecord:
+            if revision is not None and revision != record.revision:
+                raise TaskConflict(f"task {task_id!r} changed since revision {revision}")
             if record.terminal or (
                 status != record.status and status not in TRANSITIONS[record.status]
             ):
@@ -319,7 +322,7 @@ class RedisTaskStore:
         self, task_id: str, responses: Mapping[str, Any], owner: str = ""
     ) -> TaskRecord:
         def answer(record: TaskRecord) -> TaskRecord:
-            record.input_responses = answered(record, responses)
+            record.input_requests, record.input_responses = answered(record, responses)
             return record
 
         return await self._apply(task_id, owner, answer)
@@ -374,15 +377,15 @@ class RedisTaskStore:
         try:
             while True:
                 changed = self._changed.setdefault(task_id, asyncio.Event())
-                record = (await self._read(task_id, None)).record
-                if record.revision > revision:
+                try:
+                    record = (await self._read(task_id, None)).record
+                except AWAY as error:  # Redis away: try again later
+                    log.warning("task store: cannot read task %s (%r)", task_id, error)
+                    record = None
+                if record is not None and record.revision > revision:
                     return record
-                pause = recheck
-                if record.ttl_ms is not None:  # wake when it expires
-                    left = record.created_at + record.ttl_ms / 1000 - time.time()
-                    pause = min(pause, max(left, 0) + 0.001)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(changed.wait(), pause)
+                with contextlib.suppress(asyncio.TimeoutError):  # (expiry is seen this way)
+                    await asyncio.wait_for(changed.wait(), recheck)
         finally:
             left_watching = self._watchers.pop(task_id) - 1
             if left_watching:
@@ -399,7 +402,7 @@ class RedisTaskStore:
                 await pubsub.subscribe(self._channel)
                 while True:
                     message = cast(Any, await pubsub.get_message(timeout=self.recheck_ms / 1000))
-                    if message is None:
+                    if not message:
                         continue
                     if message["type"] == "subscribe":  # (again): re-read what was missed
                         self._wake(list(self._changed))
@@ -408,7 +411,7 @@ class RedisTaskStore:
             except Exception as error:  # the connection, or anything else: start over
                 log.warning("task store: listening for changes failed (%r); retrying", error)
             finally:
-                with contextlib.suppress(RedisError, OSError):
+                with contextlib.suppress(redis_errors.RedisError, OSError):
                     await pubsub.aclose()
             await asyncio.sleep(self.recheck_ms / 1000)
 
@@ -435,7 +438,7 @@ class RedisTaskStore:
                 with contextlib.suppress(asyncio.CancelledError):
                     await running
         if self._heartbeat is not None:
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(redis_errors.RedisError, OSError):
                 await self._client.delete(self._lease)
         self._wake(list(self._changed))
         if self._owns_client:
