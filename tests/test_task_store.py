@@ -345,6 +345,37 @@ def test_watching_a_task_ends_when_it_changes_goes_or_time_is_up(stores: Stores)
     stores.run(scenario)
 
 
+def test_an_update_against_an_old_revision_is_refused_so_no_answer_is_lost(
+    stores: Stores,
+) -> None:
+    async def scenario() -> None:
+        store = stores()
+        task = await store.create("tools/call")
+        asked = {"a": {"method": "elicitation/create"}, "b": {"method": "elicitation/create"}}
+        waiting = await store.update(task.task_id, "input_required", input_requests=asked)
+        answered = await store.respond(task.task_id, {"a": {"action": "accept"}})
+        assert answered.input_requests == {"b": asked["b"]}  # no longer asked
+        with pytest.raises(TaskConflict):  # made from what it read before the answer
+            await store.update(
+                task.task_id, "input_required", input_requests=asked, revision=waiting.revision
+            )
+        kept = await store.update(
+            task.task_id,
+            "input_required",
+            input_requests={"b": asked["b"]},
+            revision=answered.revision,
+        )
+        assert kept.input_requests == {"b": asked["b"]} and kept.input_responses is None
+        both = await asyncio.gather(  # two changes made from the same revision: one lands
+            store.update(task.task_id, "working", revision=kept.revision),
+            store.update(task.task_id, "cancelled", revision=kept.revision),
+            return_exceptions=True,
+        )
+        assert sorted(type(outcome).__name__ for outcome in both) == ["TaskConflict", "TaskRecord"]
+
+    stores.run(scenario)
+
+
 # The memory store on its own clock.
 
 
@@ -411,29 +442,6 @@ def test_memory_watchers_learn_their_task_expired_by_the_clock() -> None:
         for pending in (watcher, waiter):
             with pytest.raises(TaskError, match="no task"):
                 await pending
-
-    run(scenario())
-
-
-def test_an_update_against_an_old_revision_is_refused_so_no_answer_is_lost() -> None:
-    async def scenario() -> None:
-        store = MemoryTaskStore()
-        task = await store.create("tools/call")
-        asked = {"a": {"method": "elicitation/create"}, "b": {"method": "elicitation/create"}}
-        waiting = await store.update(task.task_id, "input_required", input_requests=asked)
-        answered = await store.respond(task.task_id, {"a": {"action": "accept"}})
-        assert answered.input_requests == {"b": asked["b"]}  # no longer asked
-        with pytest.raises(TaskConflict):  # made from what it read before the answer
-            await store.update(
-                task.task_id, "input_required", input_requests=asked, revision=waiting.revision
-            )
-        kept = await store.update(
-            task.task_id,
-            "input_required",
-            input_requests={"b": asked["b"]},
-            revision=answered.revision,
-        )
-        assert kept.input_requests == {"b": asked["b"]} and kept.input_responses is None
 
     run(scenario())
 
