@@ -376,3 +376,55 @@ def test_the_runtime_core_does_not_import_redis() -> None:
         "assert 'redis' not in sys.modules, 'redis imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_task_engine_runs_across_two_servers_sharing_redis(cluster: Cluster) -> None:
+    """A 2026-07-28 task started on one server is seen, answered and cancelled through
+    another: the answers and the cancellation reach the handler where it runs."""
+    from test_tasks_modern import OPTED, make_app as tools_app  # (puts the root on sys.path)
+    from tests.runtime.sansio import RawPeer, modern, serving
+
+    async def result(peer: RawPeer, rid: int, method: str, params: Any) -> Any:
+        await peer.send(modern(rid, method, params, capabilities=OPTED))
+        answer = await peer.answer_to(rid)
+        assert "result" in answer, answer
+        return answer["result"]
+
+    async def until(peer: RawPeer, rid: int, task_id: str, done: Callable[[Any], bool]) -> Any:
+        for attempt in range(250):
+            task = await result(peer, rid * 1000 + attempt, "tasks/get", {"taskId": task_id})
+            if done(task):
+                return task
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"task {task_id} never got there")
+
+    def app() -> Any:
+        made = tools_app()
+        assert made.tasks is not None
+        made.tasks.store = cluster.store(recheck_ms=200)
+        return made
+
+    async def scenario() -> None:
+        here, there = app(), app()
+        async with serving(here.server) as runner, serving(there.server) as front:
+            job = await result(runner, 1, "tools/call", {"name": "multi_input", "arguments": {}})
+            waiting = await until(front, 2, job["taskId"], lambda t: "inputRequests" in t)
+            answers = {
+                key: {"action": "accept", "content": {"name": key[-6:]}}
+                for key in waiting["inputRequests"]
+            }
+            update = {"taskId": job["taskId"], "inputResponses": answers}
+            await result(front, 3, "tasks/update", update)
+            done = await until(front, 4, job["taskId"], lambda t: t["status"] == "completed")
+            assert done["result"]["content"][0]["text"].count("&") == 1
+            params = {"name": "slow_compute", "arguments": {"seconds": 60, "label": "c"}}
+            slow = await result(runner, 5, "tools/call", params)
+            await result(front, 6, "tasks/cancel", {"taskId": slow["taskId"]})
+            await until(runner, 7, slow["taskId"], lambda t: t["status"] == "cancelled")
+            await eventually(lambda: idle(here), within=2)  # its handler was stopped
+
+    cluster.run(scenario)
+
+
+async def idle(app: Any) -> bool:
+    return not app.tasks.runs
