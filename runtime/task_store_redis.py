@@ -2,21 +2,20 @@
 the runtime core never imports this module), with the memory store's semantics:
 
 * A task is a hash ``{prefix}task:{id}``: the msgspec JSON :class:`TaskRecord` (``data``),
-  its revision (``rev``), the id of the store that created it (``worker``). Each change is
-  decided by the memory store's rules and written by compare-and-set on ``rev`` (started
-  over if another process changed the task meanwhile): a terminal task never changes, of
+  its revision (``rev``), its creator's id (``worker``). A change follows the memory
+  store's rules and is written by compare-and-set on ``rev``, made again from a fresh read
+  when another process changed the task meanwhile: a terminal task never changes, of
   concurrent changes exactly one wins, ``respond`` checks the very requests it answers.
-* Records expire by key expiry at creation plus their TTL (counted by Redis; always finite).
-  The indexes (``{prefix}expiry``: live tasks by expiry, what ``max_tasks`` counts;
+* Records expire by key expiry at creation plus their TTL (Redis's clock; always finite).
+  Indexes (``{prefix}expiry``: live tasks by expiry, what ``max_tasks`` counts;
   ``{prefix}owner:{owner}``: by creation number) drop expired tasks on each create and
   expire with their last task, as does the counter ``{prefix}seq`` (restarted from Redis's
   clock in µs: cursors keep rising). All tasks expired and all stores closed, no key is left.
 * Changes are published on ``{prefix}changed``: watchers in any process wake at once, and
-  re-read every ``recheck_ms`` all the same (a lost message, or Redis away, never ends one).
-* A task runs in the process that created it. Each store holds a lease ``{prefix}worker:
-  {id}``, set on create and renewed by a heartbeat until :meth:`close` lets it go. Whoever
-  reads an unfinished task whose creator's lease lapsed (the process died) marks it
-  ``failed``: a task never silently vanishes while its record lasts.
+  re-read every ``recheck_ms`` anyway (a lost message, or Redis away, never ends a watch).
+* A task runs in the process that created it, whose store holds a lease (``{prefix}worker:
+  {id}``) renewed by a heartbeat until :meth:`close`. Whoever reads an unfinished task whose
+  creator's lease lapsed (the process died) marks it ``failed``: none silently vanishes.
 
 One Redis server (scripts touch keys they are not passed: a cluster needs a hash-tagged
 prefix); unreachable, a ``RedisError`` from any method but ``watch``. One event loop.
@@ -38,12 +37,15 @@ import msgspec
 
 try:
     from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
     from redis.asyncio.client import PubSub
     from redis import exceptions as redis_errors
 except ImportError as missing:  # pragma: no cover - exercised without the extra installed
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
+from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
 from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, TRANSITIONS, TaskConflict, TaskError
 from .task_store import TaskRecord, TaskStatus, answered, until_terminal
 
@@ -53,63 +55,6 @@ log = logging.getLogger("mcpgen.runtime.task_store_redis")
 MAX_ATTEMPTS = 50
 #: Redis unreachable (for now).
 AWAY = (redis_errors.ConnectionError, redis_errors.TimeoutError)
-
-# The next creation number (a counter kept as long as its tasks). KEYS: counter; ARGV: ttl.
-NEXT_SEQ = """
-if redis.call('exists', KEYS[1]) == 0 then
-  local t = redis.call('time')
-  redis.call('set', KEYS[1], t[1] .. string.format('%06d', tonumber(t[2])))
-end
-local seq = redis.call('incr', KEYS[1])
-local ttl = math.max(tonumber(ARGV[1]), 1)
-if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) end
-return seq
-"""
-
-# A new task unless the store is full (once expired tasks left the indexes). KEYS: expiry
-# index (members "<owner index>\n<id>"), owner index, task, lease; ARGV: max tasks, ttl,
-# lease ms, worker, record, seq, id.
-CREATE = """
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local gone = redis.call('zrangebyscore', KEYS[1], '-inf', now)
-for _, member in ipairs(gone) do
-  local index, id = string.match(member, '^(.*)\\n([^\\n]*)$')
-  if index then redis.call('zrem', index, id) end
-end
-if #gone > 0 then redis.call('zremrangebyscore', KEYS[1], '-inf', now) end
-if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-local ttl, keep = tonumber(ARGV[2]), math.max(tonumber(ARGV[2]), 1)
-redis.call('set', KEYS[4], '1', 'px', ARGV[3])
-redis.call('hset', KEYS[3], 'data', ARGV[5], 'rev', '0', 'worker', ARGV[4])
-redis.call('pexpire', KEYS[3], ttl)
-redis.call('zadd', KEYS[1], now + ttl, KEYS[2] .. '\\n' .. ARGV[7])
-redis.call('zadd', KEYS[2], ARGV[6], ARGV[7])
-for i = 1, 2 do
-  if redis.call('pttl', KEYS[i]) < keep then redis.call('pexpire', KEYS[i], keep) end
-end
-return 1
-"""
-
-# The record, its revision and creator, whether its lease holds. KEYS: task; ARGV: leases.
-READ = """
-local v = redis.call('hmget', KEYS[1], 'data', 'rev', 'worker')
-if not v[1] then return false end
-local alive = 0
-if v[3] then alive = redis.call('exists', ARGV[1] .. v[3]) end
-return {v[1], v[2] or '', v[3] or '', alive}
-"""
-
-# Write a record if its revision is still the one read (1), else 0; with a lease key, only
-# while that lease has lapsed (else -1). KEYS: task[, lease]; ARGV: revision read, new
-# revision, record, channel, task id.
-CHANGE = """
-if redis.call('hget', KEYS[1], 'rev') ~= ARGV[1] then return 0 end
-if KEYS[2] and redis.call('exists', KEYS[2]) == 1 then return -1 end
-redis.call('hset', KEYS[1], 'rev', ARGV[2], 'data', ARGV[3])
-redis.call('publish', ARGV[4], ARGV[5])
-return 1
-"""
 
 
 class Missing(TaskError):
@@ -174,8 +119,11 @@ class RedisTaskStore:
         self.default_ttl_ms, self.poll_interval_ms = default_ttl_ms, poll_interval_ms
         self.recheck_ms, self.prefix = recheck_ms, prefix
         self._owns_client = isinstance(url, str)
-        if isinstance(url, str):  # callers past the pool's size wait their turn
-            pool = cast(Any, BlockingConnectionPool).from_url(url, max_connections=max_connections)
+        if isinstance(url, str):  # callers past the pool's size wait their turn; a command
+            retry = Retry(ExponentialBackoff(cap=1, base=0.05), 3)  # on a dropped connection
+            pool = cast(Any, BlockingConnectionPool).from_url(  # is tried again (as Redis()'s)
+                url, max_connections=max_connections, retry=retry
+            )
             url = Redis.from_pool(pool)
         self._client: Redis = url
         self._next_seq = self._client.register_script(NEXT_SEQ)
