@@ -77,9 +77,10 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> RedisServer:
+    def start(self, port: int | None = None) -> RedisServer:
+        """Start on ``port`` (a restart), else on a free port."""
         for _ in range(3):  # another process may take the free port first
-            self.port = free_port()
+            self.port = port or free_port()
             log = open(self.dir / "redis.log", "wb")
             self.process = subprocess.Popen(
                 [self.binary, "--bind", "127.0.0.1", "--port", str(self.port)]

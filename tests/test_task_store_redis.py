@@ -1,8 +1,9 @@
 """The Redis task store's own guarantees, on a real redis-server (tests/redis_server.py):
 several stores (as several processes) sharing tasks, races between them, the keyspace
 left empty once tasks expire, leases (a dead creator's tasks read as failed, also after a
-real SIGKILL of another OS process), lost pub/sub messages, damaged records, settings.
-The contract it shares with the memory store is in test_task_store.py."""
+real SIGKILL of another OS process), lost pub/sub messages, Redis restarting, damaged
+records, settings, and the task engine across two servers. The contract it shares with
+the memory store is in test_task_store.py."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from redis.asyncio import Redis
 
 from mcpgen.runtime.task_store import TaskError
 from mcpgen.runtime.task_store_redis import RedisTaskStore
-from redis_server import redis_server_binary
+from redis_server import RedisServer, redis_server_binary
 
 T = TypeVar("T")
 STOPPED = "The server process running task {} stopped before it finished"
@@ -295,6 +296,36 @@ def test_watchers_finish_when_pubsub_messages_are_lost(cluster: Cluster) -> None
 
 async def subscribed(raw: Redis, channel: str) -> bool:
     return (await raw.pubsub_numsub(channel))[0][1] > 0
+
+
+@pytest.mark.slow
+def test_a_watch_outlives_redis_restarting_and_the_store_goes_on() -> None:
+    """Redis away (stopped, then started again on its port with nothing kept): a watcher
+    keeps watching meanwhile, then learns its task is gone; the stores work again."""
+    server = RedisServer().start()
+
+    async def scenario() -> None:
+        runner, front = RedisTaskStore(server.url), RedisTaskStore(server.url, recheck_ms=100)
+        try:
+            task = await runner.create("tools/call")
+            watcher = asyncio.create_task(front.watch(task.task_id, 0))
+            await asyncio.sleep(0.1)
+            server.stop(keep_dir=True)
+            await asyncio.sleep(0.5)
+            assert not watcher.done()
+            server.start(port=server.port)
+            with pytest.raises(TaskError, match="no task"):
+                await asyncio.wait_for(watcher, 5)
+            again = await runner.create("tools/call")  # on connections made anew
+            assert (await front.get(again.task_id)).status == "working"
+        finally:
+            await runner.close()
+            await front.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 20))
+    finally:
+        server.stop()
 
 
 def test_damaged_records_are_task_errors_and_the_store_goes_on(cluster: Cluster) -> None:
