@@ -89,15 +89,20 @@ class RedisTaskStore:
     """Tasks in Redis, for every server process that uses the same Redis and ``prefix``.
 
     ``url``: a Redis URL, or a ``redis.asyncio.Redis`` client (:meth:`close` leaves it
-    open). Limits, each with a safe default: ``max_tasks`` (10,000) live tasks under the
-    prefix at most (creating one more first drops the expired, then refuses);
-    ``default_ttl_ms`` (1 hour) for a task that asks none; ``max_ttl_ms`` (1 day) granted
-    at most (never None: records outlive processes); ``poll_interval_ms`` (1 s) suggested
-    to requesters; ``lease_ms`` (30 s): an unfinished task whose process stopped renewing
-    its lease (every ``lease_ms / 3``) that long ago is marked failed, so keep it well above
-    the longest the event loop may block; ``recheck_ms`` (1 s): the longest a watcher waits
-    before re-reading its task; ``max_connections`` (50) to Redis for a store made from a
-    URL (pub/sub aside), callers beyond it waiting up to 20 s for one.
+    open). Every limit is a setting with a safe default:
+
+    * ``max_tasks`` (10,000): live tasks under the prefix, all processes together; creating
+      one more first drops the expired, then refuses (TaskError).
+    * ``default_ttl_ms`` (1 hour): the retention of a task that asks for none.
+    * ``max_ttl_ms`` (1 day): the longest retention granted; never None, since records
+      outlive the processes.
+    * ``poll_interval_ms`` (1 s): the poll interval suggested to requesters.
+    * ``lease_ms`` (30 s): how long after its process stopped renewing its lease (every
+      ``lease_ms / 3``) an unfinished task is marked failed; keep it well above the longest
+      the event loop may be blocked.
+    * ``recheck_ms`` (1 s): the longest a watcher waits before re-reading its task.
+    * ``max_connections`` (50): connections to Redis of a store made from a URL (pub/sub
+      aside); callers beyond them wait up to 20 s for one.
     """
 
     def __init__(
