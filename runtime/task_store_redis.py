@@ -337,8 +337,12 @@ class RedisTaskStore:
                     record = None
                 if record is not None and record.revision > revision:
                     return record
-                with contextlib.suppress(asyncio.TimeoutError):  # (expiry is seen this way)
-                    await asyncio.wait_for(changed.wait(), recheck)
+                pause = recheck
+                if record is not None and record.ttl_ms is not None:  # wake when it expires
+                    left = record.created_at + record.ttl_ms / 1000 - time.time()
+                    pause = min(pause, max(left, 0) + 0.001)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(changed.wait(), pause)
         finally:
             left_watching = self._watchers.pop(task_id) - 1
             if left_watching:
