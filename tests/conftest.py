@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from types import ModuleType
@@ -169,3 +169,13 @@ def generated(fetched: Path) -> dict[str, ModuleType]:
     index = importlib.import_module("mcpgen.generated")
     importlib.reload(index)
     return {v: index.load(v) for v in VERSIONS}
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A real redis-server on 127.0.0.1 for the session (tests/redis_server.py): its URL.
+    No redis-server binary is a failure, not a skip."""
+    from redis_server import RedisServer
+
+    with RedisServer() as server:
+        yield server.url
