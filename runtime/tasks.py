@@ -44,6 +44,8 @@ log = logging.getLogger("mcpgen.runtime.tasks")
 
 #: Tasks one process runs at once, by default; a request for one more is refused.
 MAX_RUNNING = 1_000
+#: How often a task's outcome is offered to a failing store, and the pause between.
+FINISH_ATTEMPTS, FINISH_RETRY_S = 5, 0.5
 #: How long a modern call of a task-capable tool runs before it becomes a task, by
 #: default (milliseconds): quicker ones are answered as ordinary calls.
 IMMEDIATE_MS = 100
@@ -156,12 +158,21 @@ class Tasks:
         self.runs.pop(run.task_id, None)
         if run.watcher is not None:
             run.watcher.cancel()
-        try:
-            record = await self.store.update(run.task_id, status, result=result, error=error)
-        except TaskError as exc:  # cancelled or expired meanwhile: that outcome stands
-            log.debug("task %s ended as %s, not kept: %s", run.task_id, status, exc)
+        for attempt in range(FINISH_ATTEMPTS):
+            try:
+                record = await self.store.update(run.task_id, status, result=result, error=error)
+            except TaskError as exc:  # cancelled or expired meanwhile: that outcome stands
+                log.debug("task %s ended as %s, not kept: %s", run.task_id, status, exc)
+                return
+            except Exception:  # the store is away (a shared one restarting): try again
+                log.exception(
+                    "keeping task %s's outcome failed (attempt %d)", run.task_id, attempt + 1
+                )
+                await asyncio.sleep(FINISH_RETRY_S * (attempt + 1))
+                continue
+            await self._announce(run, record)
             return
-        await self._announce(run, record)
+        log.error("task %s's outcome (%s) is lost: the store kept failing", run.task_id, status)
 
     async def _watch(self, run: TaskRun) -> None:
         """Follow the task's record: hand answers to the handler, stop it when the task
@@ -193,6 +204,9 @@ class Tasks:
                 record = await self.store.get(run.task_id, run.owner)
             except TaskError:
                 return  # gone: the watcher stops the handler
+            except Exception:  # the store is away: the next change syncs again
+                log.exception("reading task %s failed", run.task_id)
+                return
             if record.terminal:
                 return
             for key, answer in (record.input_responses or {}).items():
@@ -214,6 +228,9 @@ class Tasks:
             except TaskConflict:
                 continue
             except TaskError:
+                return
+            except Exception:
+                log.exception("updating task %s failed", run.task_id)
                 return
             run.revision = max(run.revision, record.revision)
             await self._announce(run, record)

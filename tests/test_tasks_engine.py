@@ -1,0 +1,79 @@
+"""The task engine when its store fails (a shared store restarting): a task's outcome is
+offered again until the store takes it; a request the store cannot answer gets an
+internal error, and the server goes on."""
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpgen.generated.v2026_07_28 import server as stubs
+from mcpgen.runtime import App, MemoryTaskStore, Tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from tests.runtime.sansio import request, run, serving  # noqa: E402
+
+import mcpgen.runtime.tasks as engine  # noqa: E402
+
+
+class Flaky(MemoryTaskStore):
+    """A memory store whose next ``failures`` calls of ``method`` raise ConnectionError."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing: dict[str, int] = {}
+
+    def fail(self, method: str, times: int) -> None:
+        self.failing[method] = times
+
+    def _maybe(self, method: str) -> None:
+        if self.failing.get(method, 0) > 0:
+            self.failing[method] -= 1
+            raise ConnectionError(f"store away ({method})")
+
+    async def update(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe("update")
+        return await super().update(*args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe("get")
+        return await super().get(*args, **kwargs)
+
+
+def test_an_outcome_is_kept_once_the_store_is_back_and_a_failing_read_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(engine, "FINISH_RETRY_S", 0.01)
+
+    async def scenario() -> None:
+        store = Flaky()
+        app = App("flaky", binding=stubs, tasks=Tasks(store))
+        release = asyncio.Event()
+
+        @app.tool(task="optional")
+        async def wait() -> str:
+            """Wait for the test."""
+            await release.wait()
+            return "done"
+
+        async with serving(app.server) as peer:
+            await peer.handshake("2025-11-25")
+            params = {"name": "wait", "arguments": {}, "task": {}}
+            await peer.send(request(1, "tools/call", params))
+            task_id = (await peer.answer_to(1))["result"]["task"]["taskId"]
+            store.fail("update", 3)  # the outcome's first three offers fail
+            release.set()
+            await peer.send(request(2, "tasks/result", {"taskId": task_id}))
+            assert (await peer.answer_to(2))["result"]["content"][0]["text"] == "done"
+            store.fail("get", 1)
+            await peer.send(request(3, "tasks/get", {"taskId": task_id}))
+            assert (await peer.answer_to(3))["error"]["code"] == -32603
+            await peer.send(request(4, "tasks/get", {"taskId": task_id}))
+            assert (await peer.answer_to(4))["result"]["status"] == "completed"
+
+    run(scenario())

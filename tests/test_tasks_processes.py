@@ -1,0 +1,156 @@
+"""Tasks outlive the process that runs them: two uvicorn server processes
+(``tests.peers.task_app``) share one real redis-server on 127.0.0.1. A task created
+through one is followed, answered and cancelled through the other, and the handler in the
+first hears of it; after SIGKILL of the creating process and a restart, ``tasks/get``
+still answers for its tasks: a finished one with its outcome, an unfinished one
+``failed`` saying its process stopped, never silently gone."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = "io.modelcontextprotocol/tasks"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {TASKS: {}}},
+    "io.modelcontextprotocol/clientInfo": {"name": "processes", "version": "0"},
+}
+DEADLINE_S = 20.0
+
+pytestmark = pytest.mark.slow
+
+
+class Peer:
+    """One server process: its URL, and the process to kill."""
+
+    def __init__(self, redis: str, marks: Path) -> None:
+        command = [sys.executable, "-m", "tests.peers.task_app", "--redis", redis]
+        command += ["--lease-ms", "1000", "--marks", str(marks)]
+        env = {**os.environ, "MCPGEN_STATE_KEY": "ab" * 32}
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
+        )
+        assert self.process.stderr is not None
+        line = self.process.stderr.readline()
+        found = re.search(r"(http://\S+)", line)
+        assert found, f"no address announced: {line!r}"
+        self.url = found.group(1)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextmanager
+def peers(redis: str, marks: Path, count: int) -> Iterator[list[Peer]]:
+    started: list[Peer] = []
+    try:
+        for _ in range(count):
+            started.append(Peer(redis, marks))
+        yield started
+    finally:
+        for peer in started:
+            peer.stop()
+
+
+def post(peer: Peer, rid: int, method: str, params: dict[str, Any], name: str) -> dict[str, Any]:
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        "mcp-name": name,
+    }
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": META}}
+    response = httpx.post(peer.url, json=body, headers=headers, timeout=10)
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[6:] for line in text.splitlines() if line.startswith("data: ") and line[6:]]
+        return json.loads(data[-1])
+    return json.loads(text)
+
+
+def call_tool(peer: Peer, rid: int, name: str, arguments: dict[str, Any]) -> str:
+    answer = post(peer, rid, "tools/call", {"name": name, "arguments": arguments}, name)
+    assert answer["result"]["resultType"] == "task", answer
+    return answer["result"]["taskId"]
+
+
+def task(peer: Peer, rid: int, task_id: str) -> dict[str, Any]:
+    answer = post(peer, rid, "tasks/get", {"taskId": task_id}, task_id)
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def until(peer: Peer, task_id: str, done: Any) -> dict[str, Any]:
+    deadline = time.monotonic() + DEADLINE_S
+    found: dict[str, Any] = {}
+    rid = 1000
+    while time.monotonic() < deadline:
+        rid += 1
+        found = task(peer, rid, task_id)
+        if done(found):
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"task {task_id} never got there: {found}")
+
+
+def test_a_task_made_through_one_process_is_followed_answered_and_cancelled_through_another(
+    redis_url: str, tmp_path: Path
+) -> None:
+    with peers(redis_url, tmp_path, 2) as (a, b):
+        asking = call_tool(a, 1, "ask_name", {})
+        waiting = until(b, asking, lambda t: t["status"] == "input_required")
+        (key,) = waiting["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+        acked = post(b, 2, "tasks/update", {"taskId": asking, "inputResponses": answer}, asking)
+        assert acked["result"] == {"resultType": "complete"}
+        done = until(b, asking, lambda t: t["status"] == "completed")  # run in a, answered in b
+        assert done["result"]["content"][0]["text"] == "Hello, Ada!"
+        sleeping = call_tool(a, 3, "sleepy", {"seconds": 60, "label": "far"})
+        assert task(b, 4, sleeping)["status"] == "working"
+        cancelled = post(b, 5, "tasks/cancel", {"taskId": sleeping}, sleeping)
+        assert cancelled["result"] == {"resultType": "complete"}
+        assert until(a, sleeping, lambda t: t["status"] == "cancelled")["status"] == "cancelled"
+        mark = tmp_path / "far.cancelled"
+        deadline = time.monotonic() + DEADLINE_S
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the handler in the first process was not cancelled"
+
+
+def test_after_the_creating_process_is_killed_its_tasks_still_answer(
+    redis_url: str, tmp_path: Path
+) -> None:
+    with peers(redis_url, tmp_path, 1) as (a,):
+        finished = call_tool(a, 1, "quick", {"text": "kept"})
+        until(a, finished, lambda t: t["status"] == "completed")
+        unfinished = call_tool(a, 2, "sleepy", {"seconds": 60, "label": "orphan"})
+        assert task(a, 3, unfinished)["status"] == "working"
+        a.stop(signal.SIGKILL)
+    with peers(redis_url, tmp_path, 1) as (restarted,):
+        kept = task(restarted, 4, finished)
+        assert kept["status"] == "completed"
+        assert kept["result"]["content"][0]["text"] == "quick kept"
+        orphan = until(restarted, unfinished, lambda t: t["status"] != "working")
+        assert orphan["status"] == "failed"
+        assert "stopped" in orphan["error"]["message"], orphan
+        assert not (tmp_path / "orphan.cancelled").exists()  # killed: no handler said goodbye
