@@ -19,6 +19,7 @@ and ``tasks/list`` are gone in this era (-32601: not in the table).
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -207,7 +208,14 @@ class ModernTasks:
         async def work(ready: TaskScope) -> Any:
             return ready.wire_result(await handler)
 
-        record = await self.tasks.start(scope, None, work, self._announcer(), False, task_scope)
+        try:
+            record = await self.tasks.start(scope, None, work, self._announcer(), False, task_scope)
+        except BaseException:  # no task (too many running, the store away): no handler
+            if isinstance(handler, asyncio.Future):
+                handler.cancel()
+            elif inspect.iscoroutine(handler):
+                handler.close()
+            raise
         return Verbatim(created(record))
 
     def _announcer(self) -> Callable[[TaskRecord], Awaitable[None]] | None:

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
-from tests.runtime.sansio import request, run, serving  # noqa: E402
+from tests.runtime.sansio import modern, request, run, serving  # noqa: E402
 
 import mcpgen.runtime.tasks as engine  # noqa: E402
 
@@ -75,5 +75,66 @@ def test_an_outcome_is_kept_once_the_store_is_back_and_a_failing_read_is_an_erro
             assert (await peer.answer_to(3))["error"]["code"] == -32603
             await peer.send(request(4, "tasks/get", {"taskId": task_id}))
             assert (await peer.answer_to(4))["result"]["status"] == "completed"
+
+    run(scenario())
+
+
+def test_past_max_running_a_call_is_refused_and_its_handler_stopped() -> None:
+    async def scenario() -> None:
+        app = App("full", binding=stubs, tasks=Tasks(max_running=1, immediate_ms=20))
+        started: list[str] = []
+        stopped: list[str] = []
+
+        @app.tool(task="required")
+        async def hold(label: str) -> str:
+            """Hold until cancelled."""
+            started.append(label)
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                stopped.append(label)
+                raise
+            return label
+
+        caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        async with serving(app.server) as peer:
+            await peer.send(
+                modern(
+                    1,
+                    "tools/call",
+                    {"name": "hold", "arguments": {"label": "a"}},
+                    capabilities=caps,
+                )
+            )
+            first = (await peer.answer_to(1))["result"]
+            assert first["resultType"] == "task"
+            await peer.send(
+                modern(
+                    2,
+                    "tools/call",
+                    {"name": "hold", "arguments": {"label": "b"}},
+                    capabilities=caps,
+                )
+            )
+            refused = await peer.answer_to(2)
+            assert (
+                refused["error"]["code"] == -32603
+                and "too many tasks" in refused["error"]["message"]
+            )
+            await asyncio.sleep(0.05)
+            assert started == ["a", "b"] and stopped == ["b"]  # b ran its grace time, then stopped
+            await peer.send(
+                modern(3, "tasks/cancel", {"taskId": first["taskId"]}, capabilities=caps)
+            )
+            await peer.answer_to(3)
+            await peer.send(
+                modern(
+                    4,
+                    "tools/call",
+                    {"name": "hold", "arguments": {"label": "c"}},
+                    capabilities=caps,
+                )
+            )
+            assert (await peer.answer_to(4))["result"]["resultType"] == "task"  # room again
 
     run(scenario())
