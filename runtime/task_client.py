@@ -284,12 +284,13 @@ class TaskHandle:
         while True:
             task = await self._ask("tasks/get", DetailedTask, timeout=self._left(deadline))
             info = modern_info(task)
-            if info.status == "completed" or (info.status == "failed" and task.error is UNSET):
-                if task.result is UNSET:
-                    raise McpError(INTERNAL_ERROR, f"Invalid task: {info.status}, no result")
-                return final(self.session, task.result)
-            if info.status == "failed":
+            if info.status == "failed" and task.error is not UNSET:
                 raise failure(task.error)
+            if info.status in ("completed", "failed"):  # failed: a tool's own failure
+                if task.result is UNSET:
+                    missing = "result" if info.status == "completed" else "result nor error"
+                    raise McpError(INTERNAL_ERROR, f"Invalid task: {info.status} with no {missing}")
+                return final(self.session, task.result)
             if info.status == "cancelled":
                 raise TaskCancelled(self.task_id)
             asked: dict[str, Any] = {}
