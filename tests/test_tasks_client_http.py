@@ -20,6 +20,7 @@ import pytest
 from mcpgen.generated.v2025_11_25 import client as c25
 from mcpgen.generated.v2026_07_28 import client as c26
 from mcpgen.runtime import ClientSession, http_client
+from mcpgen.runtime.client import Mode
 from mcpgen.runtime.http_client_transport import HttpClientTransport
 from mcpgen.runtime.task_client import TaskCancelled
 
@@ -119,7 +120,7 @@ FLOWS: list[tuple[str, dict[str, Any], str]] = [
 @pytest.mark.slow
 def test_our_client_follows_our_servers_tasks_over_http_in_both_eras() -> None:
     async def scenario(url: str) -> None:
-        eras: list[tuple[str, Any, Any]] = [
+        eras: list[tuple[Mode, Any, Any]] = [
             ("legacy", c25.Client, Handlers25()),
             ("modern", c26.Client, Handlers26()),
         ]
