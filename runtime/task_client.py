@@ -256,7 +256,10 @@ class TaskHandle:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (max_wait or self.polling.max_wait)
         follow = self._modern if self.era == "modern" else self._legacy
-        self._outcome = await follow(deadline)
+        try:
+            self._outcome = await follow(deadline)
+        except asyncio.TimeoutError as exc:  # a request's own (not TimeoutError on 3.10)
+            raise TimeoutError(f"task {self.task_id} did not end in time") from exc
         return self._outcome
 
     def _left(self, deadline: float) -> float:
@@ -338,6 +341,22 @@ async def call_tool_as_task(
     return TaskHandle(session, None, answer, polling)
 
 
+def handle_of(
+    session: ClientSession, created: Any, polling: TaskPolling | None = None
+) -> TaskHandle:
+    """The handle of a task a call made, given as the server sent it (e.g. the typed
+    ``CreateTaskResult`` of the generated 2025-11-25 ``Client.call_tool(task=...)``)."""
+    plain = msgspec.to_builtins(created)
+    try:
+        if session.era == "modern":
+            info = modern_info(msgspec.convert(plain, DetailedTask))
+        else:
+            info = msgspec.convert(plain, LegacyCreated).task.info()
+    except msgspec.ValidationError as exc:
+        raise McpError(INTERNAL_ERROR, f"Invalid task: {exc}") from None
+    return TaskHandle(session, info, polling=polling)
+
+
 async def follow(session: ClientSession, answer: Any) -> Any:
     """A plain call's answer: the task it became followed to its result."""
     if isinstance(answer, DetailedTask):
@@ -396,6 +415,7 @@ __all__ = [
     "TaskWatch",
     "call_tool_as_task",
     "follow",
+    "handle_of",
     "list_tasks",
     "task_result_of",
 ]

@@ -20,7 +20,7 @@ from mcpgen.generated.v2025_11_25 import server as stubs25
 from mcpgen.generated.v2026_07_28 import client as client26
 from mcpgen.generated.v2026_07_28 import server as stubs26
 from mcpgen.runtime import App, McpError
-from mcpgen.runtime.task_client import TaskCancelled, TaskHandle, TaskPolling
+from mcpgen.runtime.task_client import TaskCancelled, TaskHandle, TaskPolling, handle_of
 from mcpgen.runtime.task_extension import EXTENSION
 from mcpgen.runtime.tasks import Tasks
 from mcpgen.runtime.task_store import MemoryTaskStore
@@ -236,6 +236,9 @@ async def typed_calls(client: client25.Client) -> None:
     assert created.task.status == "working" and created.task.ttl == 30_000
     payload = await client.get_task_payload(task_id=created.task.task_id)
     assert payload["content"][0]["text"] == "echo typed"
+    handle = handle_of(client.session, created)  # type: ignore[arg-type]
+    assert handle.task_id == created.task.task_id
+    assert text(await handle.result()) == "echo typed"
     plain: client25.t.CallToolResult = await client.call_tool(
         name="slow", arguments={"text": "plain"}
     )
