@@ -22,9 +22,11 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import client as c25
+from mcpgen.generated.v2026_07_28 import client as c26
 from mcpgen.runtime import http_client, stdio_client
 from mcpgen.runtime.task_client import TaskCancelled
 from mcpgen.runtime.tasks import Tasks
@@ -44,7 +46,6 @@ from tests.node_tools import (  # noqa: E402
 from tests.processes import stop  # noqa: E402
 
 pytestmark = pytest.mark.slow
-t = c25.t
 RELATED = "io.modelcontextprotocol/related-task"
 
 
@@ -60,33 +61,44 @@ def entry() -> Path:
     )
 
 
-class Handlers(c25.ClientHandlers):
-    """A user who picks "programming", gives the name Ada, and a model that says "sampled"."""
+class Handlers:
+    """A user who picks "programming", gives the name Ada, and a model that says "sampled"
+    (``types``: the generated types of the client's binding)."""
 
-    def __init__(self) -> None:
+    def __init__(self, types: Any) -> None:
+        self.t = types
         self.elicited: list[Any] = []
         self.sampled: list[Any] = []
 
     async def elicit(self, params: Any, ctx: Any) -> Any:
         self.elicited.append(params)
         if "interpretation" in params.requested_schema.properties:
-            return t.ElicitResult(action="accept", content={"interpretation": "programming"})
-        return t.ElicitResult(action="accept", content={"name": "Ada", "favoriteColor": "Blue"})
+            content = {"interpretation": "programming"}
+        else:
+            content = {"name": "Ada", "favoriteColor": "Blue"}
+        return self.t.ElicitResult(action="accept", content=content)
 
     async def create_message(self, params: Any, ctx: Any) -> Any:
         self.sampled.append(params)
-        return t.CreateMessageResult(
-            role="assistant", content=t.TextContent(text="sampled!"), model="test-model"
-        )
+        text = self.t.TextContent(text="sampled!")
+        return self.t.CreateMessageResult(role="assistant", content=text, model="test-model")
+
+
+class Handlers25(Handlers, c25.ClientHandlers):
+    pass
+
+
+class Handlers26(Handlers, c26.ClientHandlers):
+    pass
 
 
 @contextlib.asynccontextmanager
-async def everything(transport: str, handlers: Handlers) -> AsyncIterator[Any]:
+async def everything(transport: str, client_class: Any, handlers: Any) -> AsyncIterator[Any]:
     node = str(node_bin() / "node")
     options: dict[str, Any] = {"handlers": handlers, "tasks": Tasks(), "request_timeout": 30}
     if transport == "stdio":
         async with stdio_client(
-            c25.Client,
+            client_class,
             node,
             [str(entry()), "stdio"],
             env=node_env(),
@@ -104,7 +116,7 @@ async def everything(transport: str, handlers: Handlers) -> AsyncIterator[Any]:
     )
     try:
         wait_listening(port, 30)
-        async with http_client(c25.Client, f"http://127.0.0.1:{port}/mcp", **options) as client:
+        async with http_client(client_class, f"http://127.0.0.1:{port}/mcp", **options) as client:
             yield client
     finally:
         stop(server)
@@ -114,8 +126,20 @@ def text(result: Any) -> str:
     return "\n".join(part.text for part in result.content)
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_our_client_completes_server_everythings_task_flows(transport: str) -> None:
+@pytest.mark.parametrize(
+    "transport,binding",
+    [("stdio", "2025-11-25"), ("http", "2025-11-25"), ("stdio", "2026-07-28")],
+    ids=["stdio", "http", "stdio-typed-2026"],
+)
+def test_our_client_completes_server_everythings_task_flows(transport: str, binding: str) -> None:
+    """``binding``: the version our client is typed against (it speaks 2025-11-25 to this
+    server either way)."""
+    client_class, handlers = (
+        (c25.Client, Handlers25(c25.t))
+        if binding == "2025-11-25"
+        else (c26.Client, Handlers26(c26.t))
+    )
+
     async def research(session: Any, topic: str, ambiguous: bool) -> tuple[Any, str]:
         handle = await session.call_tool_as_task(
             "simulate-research-query", {"topic": topic, "ambiguous": ambiguous}
@@ -126,16 +150,16 @@ def test_our_client_completes_server_everythings_task_flows(transport: str) -> N
         return handle, text(await handle.result(max_wait=60))
 
     async def scenario() -> None:
-        handlers = Handlers()
-        async with everything(transport, handlers) as client:
+        async with everything(transport, client_class, handlers) as client:
             session = client.session
             assert session.protocol_version == "2025-11-25"
             assert "call" in session.server_capabilities["tasks"]["requests"]["tools"]
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-            supports = {
-                name: tool.execution.task_support
-                for name, tool in tools.items()
-                if tool.execution and tool.execution.task_support not in (None, "forbidden")
+            listed = {name: msgspec.to_builtins(tool) for name, tool in tools.items()}
+            supports = {  # the 2026-07-28 Tool keeps execution as a key it does not declare
+                name: tool.get("execution", {}).get("taskSupport")
+                for name, tool in listed.items()
+                if tool.get("execution", {}).get("taskSupport") not in (None, "forbidden")
             }
             assert supports == {"simulate-research-query": "required"}
             assert {"trigger-elicitation-request-async", "trigger-sampling-request-async"} <= set(
@@ -153,7 +177,8 @@ def test_our_client_completes_server_everythings_task_flows(transport: str) -> N
                 e for e in handlers.elicited if "interpretation" in e.requested_schema.properties
             ]
             assert len(clarifying) == 1
-            assert clarifying[0].meta[RELATED] == {"taskId": asked.task_id}
+            if binding == "2025-11-25":  # 2026-07-28's elicitation params have no _meta
+                assert clarifying[0].meta[RELATED] == {"taskId": asked.task_id}
             assert "[COMPLETED] User provided the requested information!" in text(elicited)
             assert "- Name: Ada" in text(elicited)
             assert "[COMPLETED] Async sampling completed!" in text(sampled)
