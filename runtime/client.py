@@ -408,7 +408,7 @@ class ClientSession:
         as_task = self.receiver.call(event, scope, self._run) if self.receiver else None
         if as_task is not None:
             return await as_task
-        return tied(await self._run(event, scope), event.meta)
+        return tied(await self._run(event, scope), event)
 
     async def _run(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
         handler = self._handler_of(event)

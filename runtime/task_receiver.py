@@ -68,16 +68,32 @@ class ClientTasks:
         return self.legacy.call(event, scope, run)  # None without params.task
 
 
-def tied(answer: Any, meta: Mapping[str, Any]) -> Any:
-    """``answer`` to a request whose ``_meta`` ties it to a task (the related-task entry)
-    tied to that task too, as 2025-11-25 has every message of a task."""
-    related = as_object(meta.get(RELATED_TASK))
-    if related is None or not isinstance(answer, msgspec.Struct) or not hasattr(answer, "meta"):
+class _MetaProbe(msgspec.Struct):
+    meta: dict[str, Any] = msgspec.field(default_factory=dict[str, Any], name="_meta")
+
+
+def related_task(event: IncomingRequest) -> dict[str, Any] | None:
+    """The task a request from the server belongs to (its related-task ``_meta``), also
+    when the application's types have no ``_meta`` for it (read from the raw params)."""
+    found = as_object(event.meta.get(RELATED_TASK))
+    raw = event.raw_params
+    if found is None and raw is not None and RELATED_TASK.encode() in bytes(raw):
+        try:
+            found = as_object(msgspec.json.decode(raw, type=_MetaProbe).meta.get(RELATED_TASK))
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+    return found
+
+
+def tied(answer: Any, event: IncomingRequest) -> Any:
+    """``answer`` to a request of the server's that belongs to a task tied to that task
+    too (its related-task ``_meta``), as 2025-11-25 has every message of a task."""
+    related = related_task(event)
+    plain = as_object(msgspec.to_builtins(answer)) if related is not None else None
+    if plain is None:
         return answer
-    found = getattr(answer, "meta")
-    given = as_object(msgspec.to_builtins(found)) if found is not msgspec.UNSET else None
-    given = given or {}
-    return msgspec.structs.replace(answer, meta={**given, RELATED_TASK: related})
+    # as plain JSON: the application's type may have no _meta (2026-07-28's ElicitResult)
+    return {**plain, "_meta": {**(as_object(plain.get("_meta")) or {}), RELATED_TASK: related}}
 
 
-__all__ = ["ClientTasks", "RECEIVED", "tied"]
+__all__ = ["ClientTasks", "RECEIVED", "related_task", "tied"]

@@ -296,3 +296,28 @@ def test_garbage_modern_task_forms_raise_a_clear_error_and_the_client_goes_on(
         await client_end.close()
 
     run(scenario())
+
+
+class Handlers26(client26.ClientHandlers):
+    async def elicit(self, params: Any, ctx: Any) -> Any:
+        return client26.t.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+@pytest.mark.parametrize("typed", ["2025-11-25", "2026-07-28"])
+def test_answers_to_a_tasks_requests_are_tied_to_it_whatever_the_clients_types(
+    typed: str,
+) -> None:
+    async def scenario() -> None:
+        handlers: Any = Handlers() if typed == "2025-11-25" else Handlers26()
+        if typed == "2025-11-25":
+            handlers.release.set()
+        binding = client25.BINDING if typed == "2025-11-25" else client26.BINDING
+        async with legacy_client(ClientSession(binding, handlers)) as (peer, _):
+            meta = {RELATED: {"taskId": "server-task-1"}}
+            elicit = {"message": "Name?", "requestedSchema": FORM, "_meta": meta}
+            answer = valid(
+                "ElicitResult", (await ask(peer, 1, "elicitation/create", elicit))["result"]
+            )
+            assert answer["_meta"] == meta and answer["content"] == {"name": "Ada"}
+
+    run(scenario())
