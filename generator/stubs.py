@@ -21,6 +21,18 @@ class MethodView:
     doc: str | None
     #: Keyword arguments that build the params object, when it is a plain object.
     kwargs: list[FieldView] | None
+    #: A request its sender may ask to run as a task (a ``task`` param, 2025-11-25): the
+    #: answer then may be the task made of it.
+    task: TaskParam | None = None
+
+
+@dataclass
+class TaskParam:
+    #: The keyword, its type (set), the type of its absence, and the task answer's type.
+    name: str
+    annotation: str
+    unset: str
+    answer: str
 
 
 @dataclass
@@ -73,6 +85,12 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
         if isinstance(target, (ir.StructDef, ir.OpenDef)):
             kwargs = [kwarg(f) for f in target.fields]
         result = f"t.{m.result_type}" if m.result_type else "None"
+        task = None
+        if isinstance(target, (ir.StructDef, ir.OpenDef)) and TASK_ANSWER in defs:
+            for f in target.fields:
+                if f.wire_name == TASK_FIELD and not f.required:
+                    annotation = _qualify(renderer.annotation(f.type), defs)
+                    task = TaskParam(f.py_name, annotation, renderer.h["UnsetType"], TASK_ANSWER)
         return MethodView(
             spec=m,
             params=f"t.{m.params_type}" if m.params_type else "None",
@@ -80,6 +98,7 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
             answer=_final(m.result_type, defs) or result,
             doc=docstring(defs[m.message_type].description, "        "),
             kwargs=kwargs,
+            task=task,
         )
 
     views = [view(m) for m in module.methods]
@@ -107,6 +126,10 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
             for role, fallback in CONTEXT_ROLES.items()
         },
     )
+
+
+#: The param by which a request asks to run as a task, and what answers it then.
+TASK_FIELD, TASK_ANSWER = "task", "CreateTaskResult"
 
 
 #: The field and value by which a result says it only asks for input (a round the client

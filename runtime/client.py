@@ -40,6 +40,10 @@ from .server import derive_capabilities, implemented
 from .request_scope import RequestScope
 from .session import ProgressCallback, Session, Transport
 from .toolheaders import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
+from . import task_client as tc
+from .task_extension import EXTENSION as TASKS
+from .task_receiver import ClientTasks, tied
+from .tasks import Tasks
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client")
@@ -67,6 +71,8 @@ class ClientSession:
     ``binding`` is the version the application is typed against (``Client.__binding__``);
     ``versions`` the versions it offers (default: every generated dated version);
     ``limits`` bound what the server can make it hold (``runtime.limits.CLIENT``).
+    ``tasks`` runs a 2025-11-25 server's task-augmented requests as tasks
+    (``runtime.task_receiver``); ``task_polling`` bounds following ours (``task_client``).
     """
 
     def __init__(
@@ -83,12 +89,17 @@ class ClientSession:
         limits: Limits = CLIENT,
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
+        tasks: Tasks | None = None,
+        task_polling: tc.TaskPolling | None = None,
     ) -> None:
         self.binding = binding
+        declared = tuple(extensions)
         self.handlers = handlers
         #: Around every handler of a server's request, in the order added.
         self.middleware = Chain(self._after_middleware, middleware)
-        self.versions = Versions.around(binding, versions, tuple(extensions))
+        # The tasks extension's methods are known, for a request that declares it alone.
+        known = declared if TASKS in declared else (*declared, TASKS)
+        self.versions = Versions.around(binding, versions, known)
         #: Handlers of extension methods a server sends, by handler name (``handle``).
         self.extension_handlers: dict[str, Callable[..., Any]] = {}
         self.local = self.versions.local
@@ -97,12 +108,18 @@ class ClientSession:
             if handlers
             else dict(capabilities or {})
         )
+        self.receiver = ClientTasks.answering(tasks, caps) if tasks is not None else None
+        if self.receiver is not None:
+            caps.setdefault("tasks", self.receiver.capability())
+            self.extension_handlers.update(self.receiver.handlers())
+        self.task_polling = task_polling or tc.TaskPolling()
+        self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
         self.conn = c.Connection(
             role="client",
             versions=self.versions,
             local=self.local,
             info={"name": name, "version": version},
-            capabilities=declare(caps, self.versions.extensions),
+            capabilities=declare(caps, declared),
             limits=limits,
         )
         self.request_timeout = request_timeout
@@ -250,15 +267,24 @@ class ClientSession:
         params: Any = UNSET,
         result: Any = None,
         progress: ProgressCallback | None = None,
+        *,
+        task_result: Any = None,
+        opt_in: Sequence[Extension] = (),
     ) -> Any:
-        """Send a request and return its result; a modern server's ``input_required``
-        answers are fulfilled with the client handlers and the request retried."""
+        """Send a request and return its result (a ``result``); a modern server's
+        ``input_required`` answers are fulfilled with the client handlers and the request
+        retried. A task the server made of it is a ``task_result`` (``runtime.task_client``
+        chooses by default). ``opt_in``: extensions declared for this request alone."""
         if self.session is None:
             raise RuntimeError("not connected")
+        chosen = task_result or tc.task_result_of(self, method, params)
+        options: dict[str, Any] = {"result": result, "task_result": chosen}
+        if opt_in:
+            options["capabilities"] = declare(self.conn.capabilities, opt_in)
         refreshed = False
         for _ in range(self.max_input_rounds + 1):
             try:
-                answer = await self.session.request(method, params, progress=progress)
+                answer = await self.session.request(method, params, progress=progress, **options)
             except McpError as exc:
                 # The spec's advice for -32020 on a call: the tool's x-mcp-header
                 # annotations may be new to us; list the tools again and retry once.
@@ -266,11 +292,11 @@ class ClientSession:
                     raise
                 refreshed = True
                 await self._relist_tools()
-                answer = await self.session.request(method, params, progress=progress)
+                answer = await self.session.request(method, params, progress=progress, **options)
             if not isinstance(answer, c.InputRequiredAnswer):
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
-                return answer
+                return answer if task_result else await tc.follow(self, answer)
             params = await self._retry_params(params, answer)
         raise McpError(
             INVALID_REQUEST, f"{method} still needs input after {self.max_input_rounds} rounds"
@@ -292,8 +318,18 @@ class ClientSession:
         """Over HTTP, tools whose ``x-mcp-header`` annotations are invalid are dropped."""
         return getattr(self.transport, "param_headers", None) is not None
 
+    async def call_tool_as_task(
+        self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
+    ) -> tc.TaskHandle:
+        """Call tool ``name`` as a task: its handle (``runtime.task_client``)."""
+        return await tc.call_tool_as_task(self, name, arguments, ttl_ms)
+
+    async def list_tasks(self) -> list[tc.TaskInfo]:
+        """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
+        return await tc.list_tasks(self)
+
     async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
-        responses = {key: await self._fulfil(key, ask) for key, ask in answer.requests.items()}
+        responses = {key: await self.fulfil(key, ask) for key, ask in answer.requests.items()}
         given: Any = (
             msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
         )
@@ -307,7 +343,9 @@ class ClientSession:
             plain.pop("requestState", None)
         return plain
 
-    async def _fulfil(self, key: str, ask: Any) -> Any:
+    async def fulfil(self, key: str, ask: Any) -> Any:
+        """The answer of this client's handler to a modern server's input request ``ask``
+        (plain JSON ``{method, params}``), as plain JSON."""
         method = member(ask, "method")
         spec = self.local.types_of("server", method) if isinstance(method, str) else None
         handler = (
@@ -367,6 +405,12 @@ class ClientSession:
         return middleware
 
     async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        as_task = self.receiver.call(event, scope, self._run) if self.receiver else None
+        if as_task is not None:
+            return await as_task
+        return tied(await self._run(event, scope), event)
+
+    async def _run(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
         handler = self._handler_of(event)
         if self.middleware:
             return await self.middleware.run(Call(event, scope, scope))
@@ -385,6 +429,8 @@ class ClientSession:
         return self._handler_of(call.event)(call.params, call.context)
 
     async def _on_notification(self, event: c.IncomingNotification) -> None:
+        if event.spec.name == "notifications/tasks/status":
+            self.task_watch.seen(event.params)
         registered = self.extension_handlers.get(event.spec.handler)
         if registered is not None:
             await registered(event.params)
@@ -394,6 +440,8 @@ class ClientSession:
             await hook(event.params)
 
     async def close(self) -> None:
+        if self.receiver is not None:
+            await self.receiver.tasks.close()
         if self.session is not None:
             await self.session.close()
         if self._reader is not None:

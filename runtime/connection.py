@@ -18,7 +18,6 @@ from msgspec import UNSET
 
 from . import jsonrpc, modern
 from .errors import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
@@ -54,18 +53,9 @@ from .handshake import (
 )
 from .modern_requests import ModernRequests
 from . import params as p
-from .wire import CachePolicy, Restore, Wire
+from .wire import CachePolicy, Wire
 from .contracts import MethodSpec
 from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
-
-
-class _Pending(msgspec.Struct):
-    method: str
-    #: Result type in the peer's version and in the application's.
-    peer_result: Any
-    result: Any
-    #: Turns the answer back into what the application asked for (see ``runtime.wire``).
-    restore: Restore | None = None
 
 
 class Connection:
@@ -107,7 +97,7 @@ class Connection:
         self.log_level: str | None = None
         self._next_id = 0
         self._next_batch = 0
-        self._pending: dict[RequestId, _Pending] = {}
+        self._pending: dict[RequestId, p.Pending] = {}
         self._offered: tuple[str, ...] = ()
         self._init_id: RequestId | None = None
         #: (version, method) → its row and the application's, for methods answered before.
@@ -324,14 +314,9 @@ class Connection:
             if asked is not None:
                 return [Answer(m.id, InputRequiredAnswer(*asked))]
         try:
-            value = p.answer(
-                m.result, pending.peer_result, pending.result, pending.restore, version, self.local
-            )
-            return [Answer(m.id, value)]
-        except msgspec.ValidationError as exc:
-            error = p.validation_error(exc, "result")
-            message = f"Invalid result of {pending.method}: {error.message}"
-            return [Failure(m.id, McpError(INTERNAL_ERROR, message, error.data))]
+            return [Answer(m.id, p.decoded(m.result, pending, version, self.local))]
+        except McpError as exc:
+            return [Failure(m.id, exc)]
 
     # -- client handshake ---------------------------------------------------------------------
 
@@ -339,7 +324,7 @@ class Connection:
         """The client's ``initialize`` request, offering ``offered[-1]`` (its newest)."""
         self._offered = offered
         self._init_id = self._new_id()
-        self._pending[self._init_id] = _Pending("initialize", None, None)
+        self._pending[self._init_id] = p.Pending("initialize", None, None)
         self._advance("initialize sent")
         caps = capabilities_for(self.capabilities, "client", self.versions[offered[-1]])
         return initialize_request(self._init_id, offered, caps, self.info)
@@ -378,10 +363,20 @@ class Connection:
         return self._next_id + 1
 
     def request(
-        self, method: str, params: Any = UNSET, progress_token: str | int | None = None
+        self,
+        method: str,
+        params: Any = UNSET,
+        progress_token: str | int | None = None,
+        *,
+        result: Any = None,
+        task_result: Any = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> tuple[RequestId, bytes]:
-        """Frame a request to the peer and remember what its result decodes to;
-        ``progress_token`` asks the peer for progress notifications."""
+        """Frame a request to the peer and remember what its result decodes to (the
+        method's result type, or ``result``: a type of the application's); a peer that
+        makes it a task answers ``task_result``. ``progress_token`` asks the peer for
+        progress notifications; ``capabilities`` are what a modern client declares for
+        this request alone (default: the connection's)."""
         version = self.version
         if version is None:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
@@ -396,10 +391,12 @@ class Connection:
         if params is not UNSET:
             params, restore = self.wire.request(method, params, spec.params, version)
         request_id = self._new_id()
-        self._pending[request_id] = _Pending(method, spec.result, local.result, restore)
+        types = (spec.result, local.result) if result in (None, local.result) else (None, result)
+        self._pending[request_id] = p.Pending(method, *types, restore, task_result)
         if self.role == "client" and version.rules.stateless:
             # the per-request _meta a modern client's every request carries
-            meta = client_meta(version, self.capabilities, self.info, self.log_level)
+            declared = self.capabilities if capabilities is None else capabilities
+            meta = client_meta(version, declared, self.info, self.log_level)
             params = stamped(params, meta)
         if progress_token is not None:
             params = stamped(params, {"progressToken": progress_token})

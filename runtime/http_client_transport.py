@@ -41,6 +41,7 @@ class _Params(msgspec.Struct):
     name: Any = UNSET
     uri: Any = UNSET
     arguments: Any = UNSET
+    taskId: Any = UNSET  # tasks/get, tasks/update and tasks/cancel are routed by it
 
 
 class _Outgoing(msgspec.Struct):
@@ -164,7 +165,7 @@ class HttpClientTransport:
         if modern and isinstance(out.method, str):
             headers["Mcp-Method"] = out.method
             field = NAME_FIELDS.get(out.method)
-            value = getattr(params, field) if field else UNSET
+            value = getattr(params, field, UNSET) if field else UNSET
             if isinstance(value, str):
                 headers["Mcp-Name"] = encode_header_value(value)
             if out.method == "tools/call" and self.param_headers and isinstance(params.name, str):
@@ -184,6 +185,10 @@ class HttpClientTransport:
                 self._fail(request_id, INTERNAL_ERROR, f"HTTP request failed: {exc}")
             else:
                 log.debug("POST failed: %s", exc)
+        except Exception as exc:  # a defect: the request fails now, not at its timeout
+            log.exception("sending a request over HTTP failed")
+            if request_id is not None:
+                self._fail(request_id, INTERNAL_ERROR, f"sending the request failed: {exc}")
 
     async def _answer(self, response: httpx.Response, request_id: RequestId | None) -> None:
         session = response.headers.get("mcp-session-id")

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import INVALID_PARAMS, McpError
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from .contracts import MethodSpec
 from .negotiation import VersionInfo
 from .plain import as_object
@@ -113,6 +113,55 @@ def answer(
     if restore is not None:
         plain = restore(plain)
     return types.convert(plain, result)
+
+
+class Pending(msgspec.Struct):
+    """A request sent to the peer, not answered yet: how its answer decodes."""
+
+    method: str
+    #: Result type in the peer's version and in the application's.
+    peer_result: Any
+    result: Any
+    #: Turns the answer back into what the application asked for (see ``runtime.wire``).
+    restore: Restore | None = None
+    #: What the answer decodes to when the peer made the request a task (None: no task).
+    task_result: Any = None
+
+
+def decoded(
+    raw: msgspec.Raw, pending: Pending, version: VersionInfo | None, local: VersionInfo
+) -> Any:
+    """The answer to ``pending`` as the application reads it (:func:`answer`), or the task
+    the peer made of it; -32603 naming the problem when it is neither."""
+    try:
+        if pending.task_result is not None and made_a_task(raw):
+            return local.binding.types.decode(raw, pending.task_result)
+        return answer(raw, pending.peer_result, pending.result, pending.restore, version, local)
+    except msgspec.ValidationError as exc:
+        error = validation_error(exc, "result")
+        message = f"Invalid result of {pending.method}: {error.message}"
+        raise McpError(INTERNAL_ERROR, message, error.data) from None
+
+
+class _MadeProbe(msgspec.Struct):
+    resultType: Any = None
+    task: Any = None
+
+
+def made_a_task(raw: msgspec.Raw) -> bool:
+    """Whether an answer is a task made of the request: 2025-11-25's ``{task: {...}}``,
+    2026-07-28's ``resultType: "task"``."""
+    if b"task" not in bytes(raw):
+        return False
+    try:
+        probe = msgspec.json.decode(raw, type=_MadeProbe)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
+    return probe.resultType == "task" or isinstance(probe.task, dict)
+
+
+#: Requests a 2025-11-25 requester may ask to run as a task (``params.task``).
+AUGMENTABLE = frozenset({"tools/call", "sampling/createMessage", "elicitation/create"})
 
 
 _NO_FIELD = object()

