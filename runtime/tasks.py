@@ -158,9 +158,16 @@ class Tasks:
         self.runs.pop(run.task_id, None)
         if run.watcher is not None:
             run.watcher.cancel()
+        message = None  # a failure says why (what requesters show beside the status)
+        if error is not None:
+            message = str(error.get("message") or "") or None
+        elif status == "failed":
+            message = "The tool reported an error"
         for attempt in range(FINISH_ATTEMPTS):
             try:
-                record = await self.store.update(run.task_id, status, result=result, error=error)
+                record = await self.store.update(
+                    run.task_id, status, message=message, result=result, error=error
+                )
             except TaskError as exc:  # cancelled or expired meanwhile: that outcome stands
                 log.debug("task %s ended as %s, not kept: %s", run.task_id, status, exc)
                 return

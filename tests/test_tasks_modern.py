@@ -158,6 +158,7 @@ def test_tool_errors_complete_and_request_errors_fail() -> None:
             done = await until(peer, 4, job["taskId"], terminal)
             assert done["status"] == "failed" and "result" not in done
             assert isinstance(done["error"]["code"], int) and done["error"]["message"]
+            assert done["statusMessage"] == done["error"]["message"]  # says why
 
     run(scenario())
 
