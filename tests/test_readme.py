@@ -84,7 +84,7 @@ def test_the_low_level_server(tmp_path: Path) -> None:
 def test_the_tasks_example_runs_as_a_task(tmp_path: Path) -> None:
     text = (ROOT / "README.md").read_text()
     section = text[text.index("### Tasks") : text.index("| setting | default | what it bounds |")]
-    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
     path = tmp_path / "reports.py"
     path.write_text(code.replace("asyncio.sleep(10)", "asyncio.sleep(0.01)"))
     spec = importlib.util.spec_from_file_location("readme_reports", path)
@@ -104,3 +104,28 @@ def test_the_tasks_example_runs_as_a_task(tmp_path: Path) -> None:
 
     result = asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
     assert result["content"] == [{"type": "text", "text": "report for Q3"}]
+
+
+def test_the_tasks_client_example_follows_a_task(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Tasks") : text.index("| setting | default | what it bounds |")]
+    server_code, client_code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    (tmp_path / "reports.py").write_text(
+        server_code.replace("asyncio.sleep(10)", "asyncio.sleep(0.01)")
+    )
+    (tmp_path / "report_client.py").write_text(client_code)
+    modules = {}
+    for name in ("reports", "report_client"):
+        spec = importlib.util.spec_from_file_location(f"readme_{name}", tmp_path / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+
+    async def both_eras() -> list[str]:
+        said = []
+        for mode in ("legacy", "modern"):
+            async with connect(modules["reports"].app.server, mode=mode) as client:
+                said.append(await modules["report_client"].report(client))
+        return said
+
+    assert asyncio.run(asyncio.wait_for(both_eras(), TIMEOUT)) == ["report for Q3"] * 2
