@@ -273,3 +273,22 @@ def test_bad_task_requests_get_the_spec_errors_and_the_server_goes_on() -> None:
                 assert good["result"]["content"][0]["text"] == "quick"
 
     run(scenario())
+
+
+def test_an_expired_task_is_unknown_in_both_eras_and_the_server_goes_on() -> None:
+    async def scenario() -> None:
+        app, seen = make_app(stubs26)
+        seen["release"].set()
+        async with serving(app.server) as peer:
+            await peer.handshake("2025-11-25")
+            params = {"name": "slow", "arguments": {"text": "brief"}, "task": {"ttl": 30}}
+            task = (await call(peer, 1, "tools/call", params))["result"]["task"]
+            assert task["ttl"] == 30
+            await asyncio.sleep(0.1)
+            for rid, method in enumerate(("tasks/get", "tasks/result", "tasks/cancel"), start=2):
+                gone = await call(peer, rid, method, {"taskId": task["taskId"]})
+                assert gone["error"]["code"] == -32602, gone
+            good = await call(peer, 9, "tools/call", {"name": "quick", "arguments": {}})
+            assert good["result"]["content"][0]["text"] == "quick"
+
+    run(scenario())
