@@ -37,9 +37,10 @@ pytestmark = pytest.mark.slow
 class Peer:
     """One server process: its URL, and the process to kill."""
 
-    def __init__(self, redis: str, marks: Path) -> None:
-        command = [sys.executable, "-m", "tests.peers.task_app", "--redis", redis]
-        command += ["--lease-ms", "1000", "--marks", str(marks)]
+    def __init__(self, redis: str, marks: Path, command: list[str] | None = None) -> None:
+        if command is None:
+            command = [sys.executable, "-m", "tests.peers.task_app", "--redis", redis]
+            command += ["--lease-ms", "1000", "--marks", str(marks)]
         env = {**os.environ, "MCPGEN_STATE_KEY": "ab" * 32}
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
@@ -154,3 +155,18 @@ def test_after_the_creating_process_is_killed_its_tasks_still_answer(
         assert orphan["status"] == "failed"
         assert "stopped" in orphan["error"]["message"], orphan
         assert not (tmp_path / "orphan.cancelled").exists()  # killed: no handler said goodbye
+
+
+def test_the_everything_example_shares_its_tasks_through_redis(
+    redis_url: str, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "examples.everything", "--transport", "http"]
+    command += ["--port", "0", "--task-store", redis_url]
+    a, b = Peer(redis_url, tmp_path, command), Peer(redis_url, tmp_path, command)
+    try:
+        made = call_tool(a, 1, "slow_compute", {"seconds": 1, "label": "shared"})
+        done = until(b, made, lambda t: t["status"] == "completed")
+        assert done["result"]["content"][0]["text"] == "shared: computed for 1s"
+    finally:
+        a.stop()
+        b.stop()

@@ -6,15 +6,29 @@ import argparse
 import logging
 import sys
 
-from mcpgen.runtime import Server
+import os
+
+from mcpgen.runtime import Server, Tasks
 from mcpgen.runtime.limits import DEFAULT, Limits
 
 from .server import build_app
 
 
-def build_server(limits: Limits | None = None) -> Server:
-    """The everything server (a fresh one per call)."""
-    return build_app(limits).server
+def task_store(url: str | None) -> Tasks | None:
+    """Tasks kept in Redis at ``url`` (shared by every worker given the same), or None:
+    in this process's memory."""
+    if not url:
+        return None
+    from mcpgen.runtime.task_store_redis import RedisTaskStore
+
+    return Tasks(RedisTaskStore(url))
+
+
+def build_server(limits: Limits | None = None, tasks_url: str | None = None) -> Server:
+    """The everything server (a fresh one per call); ``tasks_url``: a Redis URL for its
+    tasks (default ``$MCPGEN_TASK_STORE``, else memory)."""
+    url = tasks_url if tasks_url is not None else os.environ.get("MCPGEN_TASK_STORE")
+    return build_app(limits, tasks=task_store(url)).server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,9 +43,16 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT.max_message_bytes,
         help="Limits.max_message_bytes: the longest message read (default: 4 MiB)",
     )
+    parser.add_argument(
+        "--task-store",
+        default=os.environ.get("MCPGEN_TASK_STORE"),
+        help="a Redis URL to keep tasks in, shared by every process given it (pip install "
+        "'mcpgen[redis]'); default $MCPGEN_TASK_STORE, else this process's memory",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
-    app = build_app(DEFAULT.but(max_message_bytes=args.max_message_bytes))
+    limits = DEFAULT.but(max_message_bytes=args.max_message_bytes)
+    app = build_app(limits, tasks=task_store(args.task_store))
     if args.transport == "stdio":
         app.run_stdio()
     else:

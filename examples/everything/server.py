@@ -16,7 +16,8 @@ from msgspec import UNSET, UnsetType
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import App, Audio, CacheHint, CachePolicy, File, Image, ToolError, header
+from mcpgen.runtime import App, Audio, CacheHint, CachePolicy, File, Image, Tasks, ToolError
+from mcpgen.runtime import header
 from mcpgen.runtime.limits import Limits
 
 from .fixtures import JSON_SCHEMA_2020_12, PNG, WAV
@@ -28,8 +29,11 @@ CACHE = CachePolicy(default=CacheHint(ttl_ms=0, scope="public"))
 COMPLETIONS = ("test-value-1", "test-value-2", "other-value")
 
 
-def build_app(limits: Limits | None = None, name: str = "mcpgen-everything") -> App:
-    """The everything server as an app (``app.server`` serves it)."""
+def build_app(
+    limits: Limits | None = None, name: str = "mcpgen-everything", tasks: Tasks | None = None
+) -> App:
+    """The everything server as an app (``app.server`` serves it); ``tasks`` keeps its
+    tasks (default: in this process's memory)."""
     app = App(
         name,
         "0.1.0",
@@ -37,6 +41,7 @@ def build_app(limits: Limits | None = None, name: str = "mcpgen-everything") -> 
         instructions="Conformance fixtures for mcpgen.",
         limits=limits,
         cache=CACHE,
+        tasks=tasks,
     )
     add_fixtures(app)
     return app
