@@ -53,6 +53,7 @@ from .handshake import (
 )
 from .modern_requests import ModernRequests
 from . import params as p
+from .params import decode_params  # the hot path's, by name
 from .wire import CachePolicy, Wire
 from .contracts import MethodSpec
 from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
@@ -240,7 +241,7 @@ class Connection:
     ) -> Any:
         """Params of ``spec`` (the peer's ``version``) as the application's types."""
         if version is self.local:  # the common case, decoded directly
-            return p.decode_params(raw, local, version)
+            return decode_params(raw, local, version)
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
