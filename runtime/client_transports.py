@@ -69,11 +69,20 @@ async def http_client(
     handlers: Any = None,
     headers: Mapping[str, str] | None = None,
     mode: Mode = "auto",
+    auth: Any = None,
     **options: Any,
 ) -> AsyncGenerator[C, None]:
-    """Connect over Streamable HTTP to ``url`` and yield a typed client."""
+    """Connect over Streamable HTTP to ``url`` and yield a typed client.
+
+    ``auth`` is an ``httpx.Auth``, typically ``runtime.auth_client.OAuth(...)`` or
+    ``ClientCredentials(...)``: requests carry its bearer token, and it answers the
+    server's authorization challenges. One that signs a person in through a browser does
+    so before connecting, so that no request's timeout runs meanwhile."""
     from .http_client_transport import HttpClientTransport
 
-    transport = HttpClientTransport(url, headers=headers, limits=options.get("limits", CLIENT))
+    if auth is not None and getattr(auth, "login_before_connect", False):
+        await auth.login(url)
+    limits = options.get("limits", CLIENT)
+    transport = HttpClientTransport(url, headers=headers, limits=limits, auth=auth)
     async with _connected(client_class, transport, handlers, mode, options, url) as client:
         yield client

@@ -114,11 +114,18 @@ class HttpClientTransport:
         timeout: float = 60.0,
         max_resumes: int = 5,
         limits: Limits = CLIENT,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
+        if auth is not None and client is not None:
+            raise ValueError("give the httpx client its auth (httpx.AsyncClient(auth=...))")
         self.limits = limits
         self.extra_headers = dict(headers or {})
-        self.http = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0))
+        # ``auth`` (``runtime.auth_client.OAuth``) sends the bearer token with every request
+        # and answers the server's 401/403 challenges.
+        self.http = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=10.0), auth=auth
+        )
         self._own_client = client is None
         self.max_resumes = max_resumes
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
