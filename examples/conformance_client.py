@@ -3,7 +3,13 @@
 The suite runs it once per scenario with ``MCP_CONFORMANCE_SCENARIO`` set (and
 ``MCP_CONFORMANCE_PROTOCOL_VERSION``, ``MCP_CONFORMANCE_CONTEXT`` where relevant); each
 scenario expects the client to exercise particular requests. Everything protocol-level
-(era, headers, SSE resumption, input-required rounds) is the runtime's.
+(era, headers, SSE resumption, input-required rounds, authorization) is the runtime's.
+
+``auth/*`` scenarios connect with ``runtime.auth_client``: the client credentials grant for
+``auth/client-credentials-*`` (the context gives the client id and its secret or private
+key), else the authorization code flow, whose authorization step the headless authorizer
+completes (the suite's authorization server redirects at once); a client id in the context
+is a pre-registered client, and the suite's Client ID Metadata Document URL is offered.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from mcpgen.generated.v2026_07_28 import client as mcp
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import http_client
+from mcpgen.runtime.auth_client import ClientCredentials, ClientMetadata, HeadlessAuthorizer, OAuth
 
 log = logging.getLogger("conformance-client")
 
@@ -46,6 +53,31 @@ class Handlers(mcp.ClientHandlers):
         return t.ListRootsResult(roots=[t.Root(uri="file:///tmp", name="tmp")])
 
 
+#: The Client ID Metadata Document URL the suite expects (its AS accepts it as it is).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def _auth_for(scenario: str, context: dict[str, Any]) -> Any:
+    """The authorization an ``auth/*`` scenario calls for (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+    return OAuth(
+        authorizer=HeadlessAuthorizer(),
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        client_metadata=ClientMetadata(client_name="mcpgen conformance client"),
+    )
+
+
 def _answer_for(name: str, prop: dict[str, Any]) -> Any:
     if "default" in prop:
         return prop["default"]
@@ -70,7 +102,8 @@ async def run(url: str, scenario: str) -> None:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "")
     mode = "modern" if version.startswith("2026") else "legacy" if version else "auto"
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    async with http_client(mcp.Client, url, handlers=Handlers(), mode=mode) as client:
+    auth = _auth_for(scenario, context)
+    async with http_client(mcp.Client, url, handlers=Handlers(), mode=mode, auth=auth) as client:
         tools = (await client.list_tools()).tools
         names = {tool.name: tool for tool in tools}
         if scenario == "tools_call" and "add_numbers" in names:
