@@ -14,22 +14,20 @@ bearer token, and answers the server's challenges by itself:
 
 Concurrent requests share one authorization per server (a lock; those waiting retry with
 its tokens). A failure raises :class:`AuthorizationError`, which fails the request that
-needed the token with a message saying why; the client stays usable.
+needed the token with a message saying why; the client stays usable. What both grants
+share is ``auth_client_flow.AuthFlow``; this module adds each grant's own step and names
+the public API.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import secrets
-from collections import OrderedDict
-from collections.abc import AsyncGenerator, Generator
 from urllib.parse import urlsplit
 
 import httpx
 
-from .auth_client_discovery import Challenge, Discovery, canonical, check_url, discover
-from .auth_client_discovery import parse_challenge
+from .auth_client_discovery import Discovery, check_url
+from .auth_client_flow import AuthFlow
 from .auth_client_grants import (
     InvalidClient,
     JwtAssertion,
@@ -39,7 +37,6 @@ from .auth_client_grants import (
     register,
     request_tokens,
     require_pkce,
-    select_scope,
 )
 from .auth_client_interactive import Authorizer, BrowserAuthorizer, HeadlessAuthorizer
 from .auth_client_types import (
@@ -53,6 +50,7 @@ from .auth_client_types import (
 )
 
 __all__ = [
+    "AuthFlow",
     "AuthSettings",
     "AuthorizationError",
     "Authorizer",
@@ -67,213 +65,8 @@ __all__ = [
     "Tokens",
 ]
 
-_PING = b'{"jsonrpc":"2.0","id":"mcpgen-login","method":"ping"}'
 
-
-class _Server:
-    """What the flow knows of one MCP server."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.lock = asyncio.Lock()
-        self.loaded = False
-        self.tokens: Tokens | None = None
-        self.discovery: Discovery | None = None
-        #: The scope last asked for (a step-up asks for it again, plus the new scope).
-        self.scope: str | None = None
-        #: Step-ups and refused fresh tokens since the last successful answer.
-        self.step_ups = 0
-        self.rejected = 0
-
-
-class _Flow(httpx.Auth):
-    """What both grants share: tokens per server, challenges, discovery, refresh."""
-
-    requires_request_body = True
-
-    def __init__(
-        self,
-        *,
-        store: TokenStore | None,
-        settings: AuthSettings | None,
-        http: httpx.AsyncClient | None,
-    ) -> None:
-        self.settings = settings or AuthSettings()
-        self.store: TokenStore = store or MemoryTokenStore(self.settings.max_stored)
-        #: The client for requests to authorization servers (None: a fresh one per flow).
-        self.http = http
-        self._servers: OrderedDict[str, _Server] = OrderedDict()
-
-    @property
-    def login_before_connect(self) -> bool:
-        """Whether ``http_client`` should :meth:`login` before it connects (so that no
-        request's timeout runs while a person signs in)."""
-        return False
-
-    def sync_auth_flow(
-        self, request: httpx.Request
-    ) -> Generator[httpx.Request, httpx.Response, None]:
-        raise RuntimeError("mcpgen's OAuth flows need an httpx.AsyncClient")
-        yield request  # pragma: no cover
-
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        server = self._server(request.url)
-        tokens = await self._current(server)
-        _attach(request, tokens)
-        response = yield request
-        while request.method != "DELETE":  # ending a session never starts a sign-in
-            challenge = _challenge(response)
-            if challenge is None:
-                break
-            version = request.headers.get("mcp-protocol-version")
-            tokens = await self._answer(server, challenge, tokens, version)
-            _attach(request, tokens)
-            response = yield request
-        if response.status_code < 400:
-            server.step_ups = server.rejected = 0
-
-    async def login(self, url: str) -> None:
-        """Authorize for the MCP server at ``url`` now, if it asks for authorization (a
-        ``ping`` it answers with 401), rather than during the connection's first request."""
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        }
-        async with self._client() as http:
-            async with http.stream("POST", url, content=_PING, headers=headers, auth=self):
-                pass
-
-    async def tokens_for(self, url: str) -> Tokens | None:
-        """The tokens held for the MCP server at ``url``, if any."""
-        return await self._current(self._server(httpx.URL(url)))
-
-    # --- per server ---------------------------------------------------------------------
-
-    def _server(self, url: httpx.URL) -> _Server:
-        key = canonical(str(url.copy_with(query=None, fragment=None)))
-        server = self._servers.get(key)
-        if server is None:
-            server = self._servers[key] = _Server(key)
-            while len(self._servers) > self.settings.max_stored:
-                self._servers.popitem(last=False)
-        self._servers.move_to_end(key)
-        return server
-
-    async def _current(self, server: _Server) -> Tokens | None:
-        if not server.loaded:
-            async with server.lock:
-                if not server.loaded:
-                    server.tokens = await self.store.load_tokens(server.url)
-                    server.loaded = True
-        tokens = server.tokens
-        if (
-            tokens is None
-            or not tokens.refresh_token
-            or not tokens.expired(self.settings.refresh_skew)
-        ):
-            return tokens
-        async with server.lock:
-            if server.tokens is tokens:  # nobody refreshed them meanwhile
-                try:
-                    discovery = server.discovery or await self._discover(
-                        server, Challenge(401), None
-                    )
-                    await self._keep(server, await self._refresh(server, tokens, discovery))
-                except AuthorizationError:
-                    await self._drop(server)  # the next 401 starts afresh
-            return server.tokens
-
-    async def _answer(
-        self, server: _Server, challenge: Challenge, used: Tokens | None, version: str | None
-    ) -> Tokens:
-        async with server.lock:
-            current = server.tokens
-            wanted = set((challenge.scope or "").split())
-            if current is not None and current is not used:
-                if challenge.status == 401 or wanted <= current.scopes():
-                    return current  # another request got these meanwhile
-            limits = self.settings
-            if challenge.status == 403:
-                server.step_ups += 1
-                if server.step_ups > limits.max_step_ups:
-                    raise AuthorizationError(
-                        f"{server.url} still answers 403 insufficient_scope (scope "
-                        f"{challenge.scope!r}) after {limits.max_step_ups} step-up(s)"
-                    )
-            elif used is not None:
-                server.rejected += 1
-                if server.rejected > limits.max_reauthorizations:
-                    raise AuthorizationError(
-                        f"{server.url} still answers 401 after {limits.max_reauthorizations} "
-                        "new token(s)"
-                    )
-            discovery = await self._discover(server, challenge, version)
-            if current is not None and current.issuer != discovery.issuer:
-                current = None  # another authorization server now: its tokens are not ours
-                await self._drop(server)
-            if challenge.status == 401 and current is not None and current.refresh_token:
-                try:
-                    return await self._keep(server, await self._refresh(server, current, discovery))
-                except AuthorizationError:
-                    pass  # refused or unreachable: authorize afresh
-            previous = server.scope if challenge.status == 403 else None
-            scope = select_scope(
-                challenge.scope, discovery.scopes_supported, discovery.metadata, previous, limits
-            )
-            tokens = await self._acquire(discovery, scope)
-            server.scope = scope
-            return await self._keep(server, tokens)
-
-    async def _discover(
-        self, server: _Server, challenge: Challenge, version: str | None
-    ) -> Discovery:
-        async with self._client() as http:
-            server.discovery = await discover(http, server.url, challenge, self.settings, version)
-        return server.discovery
-
-    async def _refresh(self, server: _Server, tokens: Tokens, discovery: Discovery) -> Tokens:
-        assert tokens.refresh_token is not None
-        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
-        if discovery.resource:
-            form["resource"] = discovery.resource
-        client = await self._refresh_client(discovery)
-        async with self._client() as http:
-            return await request_tokens(
-                http, discovery.metadata, client, form, self.settings, self._assertion(), tokens
-            )
-
-    async def _keep(self, server: _Server, tokens: Tokens) -> Tokens:
-        server.tokens = tokens
-        await self.store.save_tokens(server.url, tokens)
-        return tokens
-
-    async def _drop(self, server: _Server) -> None:
-        server.tokens = None
-        await self.store.save_tokens(server.url, None)
-
-    @contextlib.asynccontextmanager
-    async def _client(self) -> AsyncGenerator[httpx.AsyncClient, None]:
-        if self.http is not None:
-            yield self.http
-        else:
-            async with httpx.AsyncClient() as http:
-                yield http
-
-    # --- what each grant does -----------------------------------------------------------
-
-    async def _acquire(self, discovery: Discovery, scope: str | None) -> Tokens:
-        raise NotImplementedError
-
-    async def _refresh_client(self, discovery: Discovery) -> ClientInfo:
-        raise NotImplementedError
-
-    def _assertion(self) -> JwtAssertion | None:
-        return None
-
-
-class OAuth(_Flow):
+class OAuth(AuthFlow):
     """The authorization code flow with PKCE, for a client acting for a user.
 
     The client's identity at an authorization server is, in this order: ``client_id``
@@ -392,7 +185,7 @@ class OAuth(_Flow):
         return (await self._identity(discovery, self.authorizer.redirect_uri))[0]
 
 
-class ClientCredentials(_Flow):
+class ClientCredentials(AuthFlow):
     """The client credentials grant, for an agent acting for itself (no user, no browser):
     ``client_secret`` (``client_secret_basic``, or ``client_secret_post``/``client_secret_jwt``
     with ``method``), or ``private_key`` (a PEM or a joserfc key) signing JWT assertions
@@ -447,18 +240,3 @@ class ClientCredentials(_Flow):
 
     def _assertion(self) -> JwtAssertion | None:
         return self.assertion
-
-
-def _attach(request: httpx.Request, tokens: Tokens | None) -> None:
-    if tokens is not None:
-        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
-
-
-def _challenge(response: httpx.Response) -> Challenge | None:
-    """The challenge to answer: any 401, or a 403 for ``insufficient_scope``."""
-    if response.status_code not in (401, 403):
-        return None
-    challenge = parse_challenge(response.status_code, response.headers.get_list("www-authenticate"))
-    if response.status_code == 403 and challenge.error != "insufficient_scope":
-        return None
-    return challenge

@@ -98,7 +98,8 @@ def authorization_url(
         params["resource"] = resource
     parts = urlsplit(metadata.authorization_endpoint)
     query = [(k, v) for k, v in parse_qsl(parts.query) if k not in params]
-    return urlunsplit(parts._replace(query=urlencode([*query, *params.items()], quote_via=quote)))
+    encoded = urlencode([*query, *params.items()], quote_via=quote)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, encoded, parts.fragment))
 
 
 def authorization_code(params: Mapping[str, str], state: str, metadata: ServerMetadata) -> str:
