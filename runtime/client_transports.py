@@ -22,10 +22,13 @@ async def _connected(
     mode: Mode,
     options: dict[str, Any],
     server_key: str,
+    probe_timeout: float = 5.0,
 ) -> AsyncGenerator[C, None]:
     session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
     try:
-        await session.connect(transport, mode=mode, server_key=server_key)
+        await session.connect(
+            transport, mode=mode, server_key=server_key, probe_timeout=probe_timeout
+        )
         yield client_class(session)  # type: ignore[call-arg]
     finally:
         await session.close()
@@ -77,12 +80,15 @@ async def http_client(
     ``auth`` is an ``httpx.Auth``, typically ``runtime.auth_client.OAuth(...)`` or
     ``ClientCredentials(...)``: requests carry its bearer token, and it answers the
     server's authorization challenges. One that signs a person in through a browser does
-    so before connecting, so that no request's timeout runs meanwhile."""
+    so before connecting, so that no request's timeout runs meanwhile; with any ``auth``,
+    the ``server/discover`` probe may take as long as ``initialize`` (30 s instead of 5 s),
+    since its answer may wait on an authorization."""
     from .http_client_transport import HttpClientTransport
 
     if auth is not None and getattr(auth, "login_before_connect", False):
         await auth.login(url)
     limits = options.get("limits", CLIENT)
     transport = HttpClientTransport(url, headers=headers, limits=limits, auth=auth)
-    async with _connected(client_class, transport, handlers, mode, options, url) as client:
+    probe = 5.0 if auth is None else 30.0
+    async with _connected(client_class, transport, handlers, mode, options, url, probe) as client:
         yield client
