@@ -3,8 +3,10 @@
 ``python tests/conformance_suite.py`` (``make conformance``): installs Node 22 and the
 suite from the npm registry into ``.cache/conformance`` (once), starts the everything
 server over HTTP on 127.0.0.1, runs the server suites (0.2.0-alpha.12 at both requirement
-levels, 0.1.16 ``--suite all``) and the client suites (non-auth scenarios at both levels),
-prints the counts, and exits non-zero on any failure that counts.
+levels, 0.1.16 ``--suite all``) and the client suites at both levels (authorization
+included; the client credentials extension's two scenarios scored too, and 2025-03-26's
+two authorization scenarios run at that revision), prints the counts, and exits non-zero on
+any failure that counts.
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ TASK_SCENARIOS = frozenset(
         "mrtr-composition",
     )
 )
+#: Client scenarios the suite runs at each level without scoring them (the
+#: ``io.modelcontextprotocol/oauth-client-credentials`` extension); we score them. Its other
+#: unscored authorization extensions (DPoP, workload identity federation,
+#: enterprise-managed authorization) are reported, not scored: the client does not
+#: implement them.
+CLIENT_EXTENSIONS = frozenset({"auth/client-credentials-jwt", "auth/client-credentials-basic"})
+#: 2025-03-26's authorization (no protected resource metadata): in no requirement set,
+#: run one by one at that revision and scored.
+LEGACY_AUTH = (
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+)
 #: Result folders are named ``<scenario>-<ISO timestamp with : and . as ->``.
 _TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
@@ -66,13 +80,11 @@ class Tally:
     failures: list[str] = field(default_factory=list)
 
 
-def tally(out: Path, skip_auth: bool) -> dict[str, Tally]:
+def tally(out: Path) -> dict[str, Tally]:
     """Checks per scenario from the suite's ``checks.json`` files."""
     scenarios: dict[str, Tally] = {}
     for checks in sorted(out.rglob("checks.json")):
         name = _TIMESTAMP.sub("", str(checks.parent.relative_to(out)))
-        if skip_auth and name.startswith("auth"):
-            continue
         t = scenarios.setdefault(name, Tally())
         for check in json.loads(checks.read_text()):
             if check["status"] == "SUCCESS":
@@ -180,7 +192,7 @@ def check_scaffold(node: list[str], alpha: Path, env: dict[str, str], tmp: Path)
             ]
             code = run([*node, str(alpha), *args], ROOT, 300, env)
             failed += code != 0
-            failed += report(f"scaffolded server, {scenario}", tally(out, False), None)
+            failed += report(f"scaffolded server, {scenario}", tally(out), None)
     finally:
         server.terminate()
         try:
@@ -216,9 +228,7 @@ def main() -> int:
                 if level == "2026-07-28":
                     scored |= TASK_SCENARIOS
                 failures += code != 0
-                failures += report(
-                    f"server, {ALPHA} --requirements {level}", tally(out, False), scored
-                )
+                failures += report(f"server, {ALPHA} --requirements {level}", tally(out), scored)
             out = Path(tmp) / "server-stable"
             code = run(
                 [*node, str(stable), "server", "--url", url, "--suite", "all", "-o", str(out)],
@@ -227,7 +237,7 @@ def main() -> int:
                 env,
             )
             failures += code != 0
-            failures += report(f"server, {STABLE} --suite all", tally(out, False), None)
+            failures += report(f"server, {STABLE} --suite all", tally(out), None)
             for level in LEVELS:
                 out = Path(tmp) / f"client-{level}"
                 args = [
@@ -242,16 +252,20 @@ def main() -> int:
                     str(out),
                 ]
                 run([*node, str(alpha), *args], ROOT, 900, env)
-                scored = {
-                    n
-                    for n in scored_scenarios(node, alpha, level, env, "Client")
-                    if not n.startswith("auth/")
-                }
-                scenarios = tally(out, skip_auth=True)
-                failures += report(
-                    f"client, {ALPHA} --requirements {level} (auth out of scope)", scenarios, scored
-                )
+                scored = scored_scenarios(node, alpha, level, env, "Client") | CLIENT_EXTENSIONS
+                scenarios = tally(out)
+                failures += report(f"client, {ALPHA} --requirements {level}", scenarios, scored)
                 failures += any(t.passed == 0 for n, t in scenarios.items() if n in scored)
+            out = Path(tmp) / "client-2025-03-26"
+            for scenario in LEGACY_AUTH:
+                args = ["client", "--command", command, "--scenario", scenario]
+                args += ["--spec-version", "2025-03-26", "--timeout", "60000", "-o", str(out)]
+                run([*node, str(alpha), *args], ROOT, 300, env)
+            scenarios = tally(out)
+            failures += report(
+                f"client, {ALPHA} 2025-03-26 authorization", scenarios, set(LEGACY_AUTH)
+            )
+            failures += any(t.passed == 0 for t in scenarios.values())
             failures += check_scaffold(node, alpha, env, Path(tmp))
     finally:
         server.terminate()
