@@ -21,6 +21,7 @@ decodes into a typed Struct, so a hostile or broken server yields a clear
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
@@ -214,8 +215,28 @@ async def fetch(
     json: object = None,
     headers: dict[str, str] | None = None,
 ) -> Fetched:
-    """One bounded request: ``timeout``, at most ``max_response_bytes`` read, GET redirects
-    followed within the origin (at most ``max_redirects``), none for POST."""
+    """One bounded request: all of it (redirects and a slowly dripping body included)
+    within ``timeout``, at most ``max_response_bytes`` read, GET redirects followed within
+    the origin (at most ``max_redirects``), none for POST."""
+    request = _fetch(http, method, url, settings, what, data, json, headers or {})
+    try:
+        return await asyncio.wait_for(request, settings.timeout)
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        raise AuthorizationError(
+            f"{what} {url} did not answer within {settings.timeout:g} s"
+        ) from None
+
+
+async def _fetch(
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    settings: AuthSettings,
+    what: str,
+    data: dict[str, str] | None,
+    json: object,
+    headers: dict[str, str],
+) -> Fetched:
     for _ in range(settings.max_redirects + 1):
         check_url(url, settings, what)
         try:
@@ -224,7 +245,7 @@ async def fetch(
                 url,
                 data=data,
                 json=json,
-                headers={"Accept": "application/json", **(headers or {})},
+                headers={"Accept": "application/json", **headers},
                 timeout=settings.timeout,
                 follow_redirects=False,
             ) as response:
@@ -239,11 +260,7 @@ async def fetch(
                     continue
                 body = await _read(response, settings.max_response_bytes, what, url)
                 return Fetched(response.status_code, body, url)
-        except httpx.TimeoutException:
-            raise AuthorizationError(
-                f"{what} {url} did not answer within {settings.timeout:g} s"
-            ) from None
-        except AuthorizationError:
+        except (AuthorizationError, httpx.TimeoutException):
             raise
         except (httpx.HTTPError, OSError) as exc:
             raise AuthorizationError(f"{what} {url} could not be reached: {exc}") from None

@@ -19,7 +19,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 import httpx
 import msgspec
@@ -217,7 +217,7 @@ def authenticate(
     """Add the client's authentication to a token request's ``form``; the headers to send."""
     if method == "client_secret_basic":
         secret = _secret(client, method)
-        pair = f"{quote(client.client_id, safe='')}:{quote(secret, safe='')}"  # RFC 6749 §2.3.1
+        pair = f"{quote_plus(client.client_id)}:{quote_plus(secret)}"  # RFC 6749 §2.3.1
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
     form["client_id"] = client.client_id
     if method == "client_secret_post":

@@ -84,17 +84,19 @@ class HeadlessAuthorizer:
         try:
             for _ in range(self.max_redirects + 1):
                 try:
-                    response = await http.get(url, follow_redirects=False, timeout=self.timeout)
-                    await response.aclose()
+                    status, location = await asyncio.wait_for(self._hop(http, url), self.timeout)
+                except (asyncio.TimeoutError, httpx.TimeoutException):
+                    raise AuthorizationError(
+                        f"the authorization endpoint {url} did not answer within {self.timeout:g} s"
+                    ) from None
                 except httpx.HTTPError as exc:
                     raise AuthorizationError(
                         f"the authorization endpoint {url} failed: {exc}"
                     ) from None
-                location = response.headers.get("location")
-                if not (response.is_redirect and location):
+                if location is None:
                     raise AuthorizationError(
-                        f"the authorization endpoint answered HTTP {response.status_code} instead "
-                        "of redirecting back (it may need a user: use BrowserAuthorizer)"
+                        f"the authorization endpoint answered HTTP {status} instead of "
+                        "redirecting back (it may need a user: use BrowserAuthorizer)"
                     )
                 url = urljoin(url, location)
                 if _same_endpoint(url, self.redirect_uri):
@@ -105,6 +107,13 @@ class HeadlessAuthorizer:
         finally:
             if own:
                 await http.aclose()
+
+    async def _hop(self, http: httpx.AsyncClient, url: str) -> tuple[int, str | None]:
+        """One request's status and redirect target (its body is never read)."""
+        async with http.stream("GET", url, follow_redirects=False, timeout=self.timeout) as answer:
+            return answer.status_code, (
+                answer.headers.get("location") if answer.is_redirect else None
+            )
 
 
 _PAGE = (
