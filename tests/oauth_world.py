@@ -110,7 +110,7 @@ class AuthServer:
         return [entry for name, entry in self.log if name == kind]
 
     def metadata(self) -> dict[str, Any]:
-        base = f"https://{self.host}{self.prefix}"
+        base = f"{urlsplit(self.issuer).scheme}://{self.host}{self.prefix}"
         doc: dict[str, Any] = {
             "issuer": self.metadata_issuer or self.issuer,
             "authorization_endpoint": f"{base}/authorize",
@@ -286,7 +286,8 @@ class Resource:
         if scope:
             params.append(f'scope="{scope}"')
         if self.prm_path and self.resource_metadata_in_challenge:
-            params.append(f'resource_metadata="https://{self.host}{self.prm_path}"')
+            scheme = urlsplit(self.url).scheme
+            params.append(f'resource_metadata="{scheme}://{self.host}{self.prm_path}"')
         return "Bearer " + ", ".join(params) if params else "Bearer"
 
     def _grant(self, token: str) -> Grant | None:
