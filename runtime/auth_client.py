@@ -93,6 +93,7 @@ class OAuth(AuthFlow):
     ) -> None:
         super().__init__(store=store, settings=settings, http=http)
         self._authorizer = authorizer
+        self._made: BrowserAuthorizer | None = None
         self.client = (
             ClientInfo(
                 client_id=client_id,
@@ -113,8 +114,13 @@ class OAuth(AuthFlow):
     @property
     def authorizer(self) -> Authorizer:
         if self._authorizer is None:
-            self._authorizer = BrowserAuthorizer()
+            self._authorizer = self._made = BrowserAuthorizer()
         return self._authorizer
+
+    def close(self) -> None:
+        """Release the loopback port of the browser authorizer made by default, if any."""
+        if self._made is not None:
+            self._made.close()
 
     @property
     def login_before_connect(self) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator
 
 import httpx
 
@@ -96,6 +96,8 @@ class AuthFlow(httpx.Auth):
             version = request.headers.get("mcp-protocol-version")
             tokens = await self._answer(server, challenge, tokens, version)
             _attach(request, tokens)
+            # httpx reads the challenge's body before sending the retry: bounded.
+            response.stream = _Bounded(response.stream, self.settings.max_response_bytes)
             response = yield request
         if response.status_code < 400:
             server.step_ups = server.rejected = 0
@@ -252,3 +254,25 @@ def _challenge(response: httpx.Response) -> Challenge | None:
     if response.status_code == 403 and challenge.error != "insufficient_scope":
         return None
     return challenge
+
+
+class _Bounded(httpx.AsyncByteStream):
+    """A challenge answer's body, refused past ``limit`` bytes (a server cannot make the
+    flow hold an endless 401 page)."""
+
+    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream, limit: int) -> None:
+        self.inner = stream
+        self.limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self.inner, httpx.AsyncByteStream)
+        size = 0
+        async for chunk in self.inner:
+            size += len(chunk)
+            if size > self.limit:
+                raise AuthorizationError(f"the server's challenge is over {self.limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        if isinstance(self.inner, httpx.AsyncByteStream):
+            await self.inner.aclose()

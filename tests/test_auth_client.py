@@ -489,3 +489,15 @@ def test_flow_errors_are_httpx_errors_naming_the_step() -> None:
     error = AuthorizationError("the server said no")
     assert str(error) == "authorization failed: the server said no"
     assert error.reason == "the server said no"
+
+
+def test_the_default_authorizer_is_the_browser_and_its_port_is_released() -> None:
+    from mcpgen.runtime.auth_client import BrowserAuthorizer
+
+    flow = OAuth()
+    assert flow.login_before_connect  # a person signs in: before the connection
+    authorizer = flow.authorizer
+    assert isinstance(authorizer, BrowserAuthorizer)
+    assert authorizer.redirect_uri.startswith("http://127.0.0.1:")
+    flow.close()
+    assert not OAuth(authorizer=HeadlessAuthorizer()).login_before_connect

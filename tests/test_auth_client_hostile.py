@@ -286,3 +286,10 @@ def test_ending_a_session_never_starts_a_sign_in() -> None:
 
     run(scenario())
     assert len(server.seen("authorize")) == 1
+
+
+def test_an_endless_challenge_page_is_not_read_to_its_end() -> None:
+    place, server, resource = world()
+    header = 'Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp"'
+    resource.override["/mcp"] = (401, b"x" * 2_000_000, {"www-authenticate": header})
+    run(refused(place, oauth(place), "the server's challenge is over 262144 bytes"))
