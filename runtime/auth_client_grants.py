@@ -329,7 +329,8 @@ async def register(
             "registration nor Client ID Metadata Documents, and no client id is configured "
             "for it (OAuth(client_id=...))"
         )
-    body: dict[str, object] = msgspec.to_builtins(client_metadata)
+    said: dict[str, object] = msgspec.to_builtins(client_metadata)
+    body = {name: value for name, value in said.items() if value is not None}
     body["grant_types"] = grant_types
     if redirect_uri is not None:
         body["redirect_uris"] = [redirect_uri]

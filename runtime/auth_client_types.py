@@ -171,7 +171,7 @@ def _put(entries: OrderedDict[str, V], key: str, value: V | None, bound: int) ->
         entries.popitem(last=False)
 
 
-class ClientMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ClientMetadata(msgspec.Struct, kw_only=True):
     """What the client says about itself when it registers dynamically (RFC 7591); the
     redirect URI, grant types and authentication method are filled in by the flow."""
 

@@ -74,6 +74,7 @@ def test_a_protected_server_is_reached_after_one_authorization(mode: str) -> Non
     assert registration["application_type"] == "native"
     assert registration["grant_types"] == ["authorization_code", "refresh_token"]
     assert registration["token_endpoint_auth_method"] == "none"
+    assert registration["client_name"] == "mcpgen" and "client_uri" not in registration
     (request,) = server.seen("authorize")
     assert request["code_challenge_method"] == "S256" and len(request["state"]) >= 32
     assert request["resource"] == "https://mcp.test/mcp" and request["scope"] == "mcp:read"
