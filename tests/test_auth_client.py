@@ -502,3 +502,17 @@ def test_the_default_authorizer_is_the_browser_and_its_port_is_released() -> Non
     assert authorizer.redirect_uri.startswith("http://127.0.0.1:")
     flow.close()
     assert not OAuth(authorizer=HeadlessAuthorizer()).login_before_connect
+
+
+def test_the_runtime_imports_no_authorization_until_asked() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mcpgen.runtime\n"
+        "from mcpgen.runtime import http_client\n"
+        "assert not [m for m in sys.modules if 'auth_client' in m], 'auth imported'\n"
+        "import mcpgen.runtime.auth_client\n"
+        "assert 'joserfc' not in sys.modules, 'joserfc imported before a JWT is signed'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
