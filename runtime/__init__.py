@@ -35,12 +35,24 @@ from .tools import ToolError
 from .wire import CacheHint, CachePolicy
 
 if TYPE_CHECKING:
+    from .auth_introspection import IntrospectionVerifier
+    from .auth_jwt import JwtVerifier
+    from .auth_policy import ScopePolicy
+    from .auth_principal import Principal, principal_of
+    from .auth_server import ResourceServer
     from .client import ClientSession
     from .client_transports import http_client, stdio_client
     from .testing import connect
 
-#: Client-side names load on first use: a server need not import the client.
+#: Client-side names load on first use: a server need not import the client. So do the
+#: authorization ones: the verifiers need ``mcpgen[auth]`` (joserfc, httpx).
 _LAZY = {
+    "IntrospectionVerifier": ".auth_introspection",
+    "JwtVerifier": ".auth_jwt",
+    "Principal": ".auth_principal",
+    "ResourceServer": ".auth_server",
+    "ScopePolicy": ".auth_policy",
+    "principal_of": ".auth_principal",
     "ClientSession": ".client",
     "connect": ".testing",
     "http_client": ".client_transports",
@@ -73,6 +85,8 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "Image",
+    "IntrospectionVerifier",
+    "JwtVerifier",
     "Limits",
     "METHOD_NOT_FOUND",
     "McpError",
@@ -82,7 +96,10 @@ __all__ = [
     "NegotiationError",
     "Next",
     "PARSE_ERROR",
+    "Principal",
+    "ResourceServer",
     "RequestScope",
+    "ScopePolicy",
     "Server",
     "Session",
     "State",
@@ -96,5 +113,6 @@ __all__ = [
     "header",
     "http_client",
     "memory_pair",
+    "principal_of",
     "stdio_client",
 ]

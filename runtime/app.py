@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any, TypeVar, overload
 
 from .app_handlers import handlers_class
+from .auth_policy import NAMED, scope_set
 from .limits import Limits
 from .extensions import Extension, extension_row
 from .middleware import Middleware
@@ -50,6 +51,9 @@ class App:
     ``server`` module (``mcpgen.generated.vX.server`` or a vendored one): the version the
     functions' values are typed against; clients of every version are served. The other
     options are :class:`Server`'s; ``page_size`` bounds the items of one list page.
+    ``auth`` (a ``runtime.auth_server.ResourceServer``) protects the HTTP endpoint, and
+    each tool, prompt and resource may then name the scopes a request for it needs
+    (``@app.tool(scopes=["files:write"])``).
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class App:
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
         tasks: Tasks | None = None,
+        auth: Any = None,
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
@@ -104,6 +109,12 @@ class App:
         self._served: frozenset[str] = frozenset()
         self._announcing: set[asyncio.Task[None]] = set()
         self._middleware: list[Middleware] = list(middleware)
+        #: Protects the HTTP endpoint (``runtime.auth_server.ResourceServer``), if set.
+        self.auth = auth
+        #: Scopes a request for a tool, prompt, resource or template needs, by
+        #: (``"tools"``, name), (``"prompts"``, name), (``"resources"``, URI) or
+        #: (``"templates"``, template).
+        self.scopes: dict[tuple[str, str], frozenset[str]] = {}
 
     def handle(self, method: str) -> Callable[[F], F]:
         """Decorate ``async def handler(params, ctx)`` as the handler of an extension's
@@ -150,12 +161,14 @@ class App:
         on the event loop, the fastest way for quick ones), and ``input_schema``: a JSON Schema listed
         instead of the derived one (for keywords no type annotation says, such as
         ``if``/``then``); the arguments are still decoded by the signature, so pair it with
-        ``**arguments`` to receive them as they came.
+        ``**arguments`` to receive them as they came. ``scopes``: the OAuth scopes a call
+        needs on a protected HTTP endpoint (``App(auth=...)``; 403 without them).
         """
         return _decorate(fn, lambda f: self.add_tool(f, **options))
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> RegisteredTool:
         """Register ``fn`` as a tool (options as for :meth:`tool`), also while serving."""
+        scopes = _scopes(options)
         tool = RegisteredTool(fn, self.types, self.context_type, **options)
         if tool.task_support != "forbidden" and self.tasks is None:
             if self._server is not None:
@@ -165,6 +178,7 @@ class App:
                 )
             self.tasks = Tasks()
         self._add(self.tools, tool.name, tool, "tools")
+        self._scoped("tools", tool.name, scopes)
         return tool
 
     def task_support(self, name: str) -> str:
@@ -180,6 +194,7 @@ class App:
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (KeyError if there is none)."""
         del self.tools[name]
+        self.scopes.pop(("tools", name), None)
         self._changed("tools")
 
     @overload
@@ -193,12 +208,15 @@ class App:
         return _decorate(fn, lambda f: self.add_prompt(f, **options))
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> RegisteredPrompt:
+        scopes = _scopes(options)
         prompt = RegisteredPrompt(fn, self.types, self.context_type, **options)
         self._add(self.prompts, prompt.name, prompt, "prompts")
+        self._scoped("prompts", prompt.name, scopes)
         return prompt
 
     def remove_prompt(self, name: str) -> None:
         del self.prompts[name]
+        self.scopes.pop(("prompts", name), None)
         self._changed("prompts")
 
     def resource(self, uri: str, /, **options: Any) -> Callable[[F], F]:
@@ -213,12 +231,15 @@ class App:
     def add_resource(
         self, uri: str, fn: Callable[..., Any], **options: Any
     ) -> RegisteredResource | RegisteredTemplate:
+        scopes = _scopes(options)
         if is_template(uri):
             template = RegisteredTemplate(uri, fn, self.types, self.context_type, **options)
             self._add(self.templates, uri, template, "resources")
+            self._scoped("templates", uri, scopes)
             return template
         resource = RegisteredResource(uri, fn, self.types, self.context_type, **options)
         self._add(self.resources, uri, resource, "resources")
+        self._scoped("resources", uri, scopes)
         return resource
 
     def remove_resource(self, uri_or_name: str) -> None:
@@ -226,10 +247,12 @@ class App:
         by name: the first so named)."""
         if uri_or_name in self.resources:
             del self.resources[uri_or_name]
+            self.scopes.pop(("resources", uri_or_name), None)
         else:
             named = (key for key, t in self.templates.items() if t.name == uri_or_name)
             key = uri_or_name if uri_or_name in self.templates else next(named, uri_or_name)
             del self.templates[key]
+            self.scopes.pop(("templates", key), None)
         self._changed("resources")
 
     def completion(
@@ -255,6 +278,25 @@ class App:
             return fn
 
         return register
+
+    def _scoped(self, table: str, key: str, scopes: frozenset[str]) -> None:
+        if scopes:
+            self.scopes[(table, key)] = scopes
+
+    def scopes_for(self, method: str, name: str | None) -> frozenset[str]:
+        """The scopes a ``method`` request naming ``name`` needs by what is registered:
+        a tool's or prompt's ``scopes=``, a resource's, or the first template's that
+        matches a URI no resource has (as ``resources/read`` finds them)."""
+        table = NAMED.get(method)
+        if table is None or name is None or not self.scopes:
+            return _NONE
+        found = self.scopes.get((table, name))
+        if found is not None or table != "resources" or name in self.resources:
+            return found or _NONE
+        for key, template in self.templates.items():
+            if template.match(name) is not None:
+                return self.scopes.get(("templates", key), _NONE)
+        return _NONE
 
     async def resource_updated(self, uri: str) -> None:
         """Tell the sessions subscribed to ``uri`` (legacy), and the listen streams that
@@ -304,6 +346,7 @@ class App:
                 tasks=self.tasks,
                 task_support=self.task_support,
                 task_immediate_ms=self.task_immediate_ms,
+                auth=self.auth.with_scopes(self.scopes_for) if self.auth is not None else None,
                 **options,
             )
             for method, handler in self.extension_handlers.items():
@@ -343,6 +386,14 @@ class App:
         from .testing import connect
 
         return connect(self.server, **options)
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _scopes(options: dict[str, Any]) -> frozenset[str]:
+    """The ``scopes=`` option of a registration, taken out of ``options``."""
+    return scope_set(options.pop("scopes", ()), "scope")
 
 
 def _decorate(fn: Callable[..., Any] | None, register: Callable[[Any], Any]) -> Any:

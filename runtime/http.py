@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .contracts import HttpServed
 from . import jsonrpc
+from .auth_server import named, operation
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
 from .connection import Connection
 from .direct import DirectLane
@@ -39,6 +40,8 @@ from .limits import DEFAULT, Limits
 from .request_headers import accepts_answers, is_json, mcp_headers
 
 if TYPE_CHECKING:  # for typing only: server.py makes the app (Server.http_app)
+    from .auth_principal import Principal
+    from .auth_server import ResourceServer
     from .server import Server
 
 
@@ -55,7 +58,9 @@ class McpHttpApp:
     ``Origin`` (see :class:`~runtime.hosts.HostPolicy`); ``limits`` bound what clients can
     make the app hold (default: the server's); ``max_body`` overrides its
     ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
-    announce.
+    announce. ``auth`` (a :class:`~runtime.auth_server.ResourceServer`; default: the
+    server's ``auth``) makes the endpoint a protected resource: every request needs a
+    valid bearer token, and the protected resource metadata is served.
     """
 
     def __init__(
@@ -68,8 +73,10 @@ class McpHttpApp:
         limits: Limits | None = None,
         max_body: int | None = None,
         sse_retry_ms: int = 1000,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.server = server
+        self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
         self.path = path.rstrip("/") or "/"
         chosen: Limits = limits or getattr(server, "limits", DEFAULT)
         if max_body is not None:
@@ -97,20 +104,29 @@ class McpHttpApp:
             return
         headers: Headers = dict(scope["headers"])
         path = scope["path"]
+        auth = self.auth
         if path != self.path and (path.rstrip("/") or "/") != self.path:
+            if auth is not None and auth.is_metadata_path(path):
+                await self._metadata(auth, headers, scope["method"], send)
+                return
             await refuse(send, 404, f"Not found: {path}")
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
             await refuse(send, 403, rejection)
             return
+        principal = None
+        if auth is not None:
+            principal = await auth.authenticate(headers, send)
+            if principal is None:  # refused
+                return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(headers, receive, send, principal)
         elif method == "GET":
-            await self.legacy_sessions.get(headers, receive, send)
+            await self.legacy_sessions.get(headers, receive, send, principal)
         elif method == "DELETE":
-            await self.legacy_sessions.delete(headers, send)
+            await self.legacy_sessions.delete(headers, send, principal)
         else:
             await respond(
                 send,
@@ -128,6 +144,16 @@ class McpHttpApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
+    async def _metadata(
+        self, auth: ResourceServer, headers: Headers, method: str, send: Send
+    ) -> None:
+        """The protected resource metadata, to a request passing the Host/Origin checks."""
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
+        if rejection is not None:
+            await refuse(send, 403, rejection)
+            return
+        await auth.serve_metadata(method, send)
+
     def _host_or_origin_refused(self, raw_host: bytes, raw_origin: bytes | None) -> str | None:
         """Why ``Host``/``Origin`` are refused (DNS-rebinding defence), or None."""
         origin = None if raw_origin is None else raw_origin.decode("latin-1")
@@ -135,9 +161,12 @@ class McpHttpApp:
 
     # -- POST -------------------------------------------------------------------------------
 
-    async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: Headers, receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         """Route a POST: a legacy session's, a new session's ``initialize``, or a modern
-        stateless request (single ones read headers-first and served inline)."""
+        stateless request (single ones read headers-first and served inline). On a
+        protected endpoint, the scopes its requests need are checked first."""
         if not is_json(headers.get(b"content-type", b"")):
             await refuse(send, 415, "Unsupported Media Type: use application/json")
             return
@@ -154,20 +183,34 @@ class McpHttpApp:
         session_id = text(headers, b"mcp-session-id")
         version = text(headers, b"mcp-protocol-version")
         if session_id is None and version is not None and version not in self.legacy:
-            http = mcp_headers(headers, version)
+            http = mcp_headers(headers, version, principal)
             event = self.direct.read(body, http)
             if event is not None:
+                auth = self.auth
+                if principal is not None and auth is not None and auth.policy.varies:
+                    request = [(event.spec.name, named(event.spec.name, event.params))]
+                    needed = auth.missing(principal, request)
+                    if needed:
+                        await auth.refuse_scopes(send, needed, event.id)
+                        return
                 await self.answers.serve_inline([event], event.id, receive, send)
                 return
         parsed = jsonrpc.parse(body, limits.max_depth, limits.max_batch)
         messages = parsed[0]
+        auth = self.auth
+        if principal is not None and auth is not None and auth.policy.varies:
+            needed = auth.missing(principal, operation(messages))
+            if needed:
+                requests = jsonrpc.request_ids(messages)
+                await auth.refuse_scopes(send, needed, requests[0] if len(requests) == 1 else None)
+                return
         if session_id is not None:
-            await self.legacy_sessions.post(session_id, headers, parsed, receive, send)
+            await self.legacy_sessions.post(session_id, headers, parsed, receive, send, principal)
             return
         if version is None or version in self.legacy:
             requests = jsonrpc.request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
-                http = mcp_headers(headers, version)
+                http = mcp_headers(headers, version, principal)
                 await self.legacy_sessions.initialize(parsed, requests, http, receive, send)
                 return
             needs_session = [
@@ -181,7 +224,7 @@ class McpHttpApp:
                 message = "Bad Request: Mcp-Session-Id required (start a session with initialize)"
                 await refuse(send, 400, message, requests[0] if requests else None)
                 return
-        http = mcp_headers(headers, version)
+        http = mcp_headers(headers, version, principal)
         if (
             len(messages) == 1
             and isinstance(messages[0], jsonrpc.Request)

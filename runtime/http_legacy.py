@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .contracts import HttpServed
 from . import jsonrpc
@@ -19,6 +20,9 @@ from .legacy_sessions import LegacySession, SessionTable
 from .limits import Limits
 from .modern import HttpHeaders
 from .request_headers import mcp_headers
+
+if TYPE_CHECKING:
+    from .auth_principal import Principal
 
 
 class LegacyEndpoint:
@@ -39,11 +43,12 @@ class LegacyEndpoint:
         parsed: jsonrpc.Parsed,
         receive: Receive,
         send: Send,
+        principal: Principal | None = None,
     ) -> None:
-        """A POST to a legacy session."""
+        """A POST to a legacy session (by the principal that began it, when protected)."""
         requests = jsonrpc.request_ids(parsed[0])
         first = requests[0] if requests else None
-        legacy = self.sessions.get(session_id)
+        legacy = _owned(self.sessions.get(session_id), principal)
         if legacy is None:
             await refuse(send, 404, "Session not found", first)
             return
@@ -62,7 +67,7 @@ class LegacyEndpoint:
             return
         legacy.posts += 1
         try:
-            http = mcp_headers(headers, stated)
+            http = mcp_headers(headers, stated, principal)
             await self.answers.exchange(
                 legacy.session, legacy.router, parsed, requests, http, receive, send, legacy
             )
@@ -89,6 +94,7 @@ class LegacyEndpoint:
         session = self.answers.session(router, self.server.connection())
         session_id = secrets.token_urlsafe(24)
         legacy = LegacySession(session, router, self.limits)
+        legacy.owner = _owner(http.principal)
         extra = {"mcp-session-id": session_id}
         legacy.posts += 1
         try:
@@ -100,12 +106,17 @@ class LegacyEndpoint:
         if session.conn.version is not None:
             self.sessions.add(session_id, legacy)
 
-    async def get(self, headers: Headers, receive: Receive, send: Send) -> None:
+    async def get(
+        self, headers: Headers, receive: Receive, send: Send, principal: Principal | None = None
+    ) -> None:
         """A GET: the session's own stream, or a stream resumed after ``Last-Event-ID``."""
         if b"text/event-stream" not in headers.get(b"accept", b"").lower():
             await refuse(send, 406, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        legacy = await self._named_session(headers, send, "GET", self.sessions.get)
+        found = self.sessions.get
+        legacy = await self._named_session(
+            headers, send, "GET", lambda session_id: _owned(found(session_id), principal)
+        )
         if legacy is None:
             return
         last = text(headers, b"last-event-id")
@@ -140,9 +151,17 @@ class LegacyEndpoint:
             client.stop()
         await end_body(send)
 
-    async def delete(self, headers: Headers, send: Send) -> None:
+    async def delete(
+        self, headers: Headers, send: Send, principal: Principal | None = None
+    ) -> None:
         """A DELETE: the session ends."""
-        legacy = await self._named_session(headers, send, "DELETE", self.sessions.pop)
+        sessions = self.sessions
+
+        def take(session_id: str) -> LegacySession | None:
+            owned = _owned(sessions.get(session_id), principal)
+            return sessions.pop(session_id) if owned is not None else None
+
+        legacy = await self._named_session(headers, send, "DELETE", take)
         if legacy is None:
             return
         legacy.end()
@@ -167,3 +186,15 @@ class LegacyEndpoint:
         if legacy is None:
             await refuse(send, 404, "Session not found")
         return legacy
+
+
+def _owner(principal: Principal | None) -> str | None:
+    return principal.key if principal is not None else None
+
+
+def _owned(legacy: LegacySession | None, principal: Principal | None) -> LegacySession | None:
+    """``legacy`` if it belongs to ``principal`` (who began it); a session of someone
+    else is, to this request, no session at all (404), whoever learned its id."""
+    if legacy is None or legacy.owner != _owner(principal):
+        return None
+    return legacy

@@ -41,6 +41,8 @@ class LegacySession:
         #: POSTs of this session being served right now.
         self.posts = 0
         self.last_seen = time.monotonic()
+        #: Who began it, on a protected endpoint (``Principal.key``): only they may use it.
+        self.owner: str | None = None
 
     @property
     def busy(self) -> bool:

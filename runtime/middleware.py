@@ -84,6 +84,14 @@ class Call:
         """The HTTP request's headers when the request came over HTTP, else None."""
         return self.event.http
 
+    @property
+    def principal(self) -> Any:
+        """Who the request's verified access token speaks for (``runtime.auth_principal``),
+        on a protected HTTP endpoint; else None. The token itself is not among the
+        headers then: nothing behind the endpoint can pass it on."""
+        http = self.event.http
+        return http.principal if http is not None else None
+
     def header(self, name: str) -> str | None:
         """An HTTP request header (any case), or None (also over stdio and in memory)."""
         http = self.event.http

@@ -140,6 +140,10 @@ class HttpHeaders(msgspec.Struct, frozen=True):
     params: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
     #: Every header of the request: lower-cased name → value, as bytes (ASGI's form).
     request: Mapping[bytes, bytes] = msgspec.field(default_factory=dict[bytes, bytes])
+    #: Who the request's verified access token speaks for (``runtime.auth_principal``),
+    #: when the app is protected; its ``Authorization`` header is then gone from
+    #: ``request``, so nothing behind the app can forward the token.
+    principal: Any = None
 
     def header(self, name: str) -> str | None:
         """A request header's value (``name`` in any case), or None."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .asgi import Headers
 from .modern import HttpHeaders
@@ -29,8 +30,11 @@ def accepts_answers(accept: bytes) -> bool:
     return b"*/*" in accept or (b"application/json" in accept and b"text/event-stream" in accept)
 
 
-def mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
-    """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)."""
+def mcp_headers(
+    headers: Headers, protocol_version: str | None, principal: Any = None
+) -> HttpHeaders:
+    """The MCP request headers of a modern request (``MCP-Protocol-Version`` read already)
+    and, on a protected app, the principal its token was verified as."""
     method, name = headers.get(b"mcp-method"), headers.get(b"mcp-name")
     return HttpHeaders(
         protocol_version,
@@ -38,6 +42,7 @@ def mcp_headers(headers: Headers, protocol_version: str | None) -> HttpHeaders:
         None if name is None else name.decode("latin-1"),
         ParamHeaders(headers),
         headers,
+        principal,
     )
 
 

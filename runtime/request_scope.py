@@ -53,6 +53,13 @@ class RequestScope:
         return version.version if version is not None else ""
 
     @property
+    def principal(self) -> Any:
+        """Who the request's verified access token speaks for (a
+        ``runtime.auth_principal.Principal``), on a protected HTTP endpoint; else None."""
+        http = self.event.http
+        return http.principal if http is not None else None
+
+    @property
     def peer_version(self) -> VersionInfo | None:
         """The version the client speaks in this request (its session's when legacy)."""
         peer = self.event.peer

@@ -123,7 +123,10 @@ class Server:
     gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
     tools as tasks (``runtime.tasks``; e.g. ``Tasks(RedisTaskStore(...))``): those
     ``task_support`` names (tool name -> "optional" or "required"); ``task_immediate_ms``
-    gives a tool's own ``Tasks.immediate_ms`` (None: the engine's).
+    gives a tool's own ``Tasks.immediate_ms`` (None: the engine's). ``auth`` (a
+    ``runtime.auth_server.ResourceServer``) protects its HTTP endpoint; stdio and
+    in-memory transports are not affected (the spec leaves stdio to credentials from the
+    environment).
     """
 
     def __init__(
@@ -146,8 +149,11 @@ class Server:
         tasks: Tasks | None = None,
         task_support: Callable[[str], str] | Mapping[str, str] | None = None,
         task_immediate_ms: Callable[[str], int | None] | None = None,
+        auth: Any = None,
     ) -> None:
         self.handlers = handlers
+        #: Protects the HTTP endpoint (``runtime.auth_server.ResourceServer``), if set.
+        self.auth = auth
         #: Bounds on what a peer can make this server hold (see ``runtime.limits``).
         self.limits = limits or DEFAULT
         #: Caching hints of results whose handler set none (2026-07-28 ``ttlMs``,

@@ -75,8 +75,9 @@ class TaskRun:
 class Tasks:
     """The tasks of one server: where they are kept (``store``, default in memory), how
     many run here at once (``max_running``), whose they are (``owner``: from a
-    request's scope, the key that keeps requesters apart; default the HTTP session, so
-    one session's tasks are not another's, else one owner for all), and how long a
+    request's scope, the key that keeps requesters apart; default the verified principal
+    on a protected HTTP endpoint, else the HTTP session, so one session's tasks are not
+    another's, else one owner for all), and how long a
     modern call may run before it becomes a task (``immediate_ms``)."""
 
     def __init__(
@@ -390,11 +391,17 @@ class TaskScope(RequestScope):
 
 
 def session_owner(scope: RequestScope) -> str:
-    """Whose a task is, by default: the legacy HTTP session that made it, else nobody in
-    particular (stdio has one client; a task id is an unguessable 128-bit secret)."""
+    """Whose a task is, by default: on a protected HTTP endpoint, the principal whose
+    token the request bore (issuer, subject and client: the authorization context tasks
+    are bound to); else the legacy HTTP session that made it, else nobody in particular
+    (stdio has one client; a task id is an unguessable 128-bit secret)."""
     http = scope.event.http
-    session = http.header("mcp-session-id") if http is not None else None
-    return session or ""
+    if http is None:
+        return ""
+    principal = http.principal
+    if principal is not None:
+        return str(principal.key)
+    return http.header("mcp-session-id") or ""
 
 
 def invalid(exc: TaskError) -> McpError:
