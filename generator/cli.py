@@ -316,6 +316,11 @@ def diff(old: str, new: str, fmt: str) -> None:
 )
 @click.option("--force", is_flag=True, help="Replace a non-empty directory.")
 @click.option(
+    "--auth",
+    is_flag=True,
+    help="Protect the HTTP transport with OAuth 2.1 (configured from the environment).",
+)
+@click.option(
     "--mcpgen",
     "requirement",
     help="How the project requires mcpgen (default: mcpgen by name, this version's compatible range).",
@@ -326,6 +331,7 @@ def new(
     transport: str,
     directory: Path | None,
     force: bool,
+    auth: bool,
     requirement: str | None,
 ) -> None:
     """Scaffold an MCP server project with typed handlers and vendored bindings.
@@ -334,6 +340,7 @@ def new(
     Examples:
       mcpgen new weather-server
       mcpgen new weather-server --transport both --versions 2025-11-25,2026-07-28
+      mcpgen new weather-server --transport http --auth
       cd weather-server && python -m venv .venv && .venv/bin/pip install -e '.[test]'
       .venv/bin/weather-server            # serves over stdio
     """
@@ -342,6 +349,8 @@ def new(
 
     inputs = Inputs.load()
     chosen = inputs.pins.select(versions) if versions else None
-    target = new_project(name, chosen, transport, directory, force, requirement, inputs, _progress)
+    target = new_project(
+        name, chosen, transport, directory, force, requirement, inputs, _progress, auth
+    )
     click.echo(f"created {target}")
     click.echo(f"next: cd {target} && python -m venv .venv && .venv/bin/pip install -e '.[test]'")

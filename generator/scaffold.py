@@ -43,6 +43,11 @@ _FILES = {
     "{package}/server.py": "server.py.j2",
     "tests/test_server.py": "tests/test_server.py.j2",
 }
+#: What ``--auth`` adds: the protection read from the environment, and its tests.
+_AUTH_FILES = {
+    "{package}/protection.py": "protection.py.j2",
+    "tests/test_protection.py": "tests/test_protection.py.j2",
+}
 
 
 def package_name(name: str) -> str:
@@ -101,10 +106,11 @@ def compatible_range(version: str) -> str:
     return f">={version},<{upper}"
 
 
-def mcpgen_requirement(http: bool, version: str | None = None) -> str:
+def mcpgen_requirement(http: bool, version: str | None = None, auth: bool = False) -> str:
     """How the project depends on mcpgen: by name, with the extras it needs and the
     versions compatible with the running mcpgen (``mcpgen[http]>=0.1.0,<0.2``)."""
-    extra = "[http]" if http else ""
+    extras = [name for name, wanted in (("http", http), ("auth", auth)) if wanted]
+    extra = f"[{','.join(extras)}]" if extras else ""
     return f"mcpgen{extra}{compatible_range(version or running_version())}"
 
 
@@ -122,10 +128,13 @@ def new_project(
     requirement: str | None = None,
     inputs: Inputs | None = None,
     progress: Callable[[str], None] | None = None,
+    auth: bool = False,
 ) -> Path:
     """Write the project ``name`` into ``directory`` (default ``./name``).
 
     ``requirement`` replaces the project's dependency on mcpgen (tests install a checkout).
+    ``auth`` protects its HTTP transport (an OAuth 2.1 resource server configured from the
+    environment), which it then needs.
     """
     package = package_name(name)
     inputs = inputs or Inputs.load()
@@ -135,6 +144,11 @@ def new_project(
     transports: list[str] = list(TRANSPORTS) if transport == "both" else [transport]
     if any(t not in TRANSPORTS for t in transports):
         raise UsageError(f"unknown transport {transport!r}", "use stdio, http or both")
+    if auth and "http" not in transports:
+        raise UsageError(
+            "--auth protects the HTTP transport, and this project has none",
+            "add --transport http or --transport both",
+        )
     target = (directory or Path.cwd() / name).resolve()
     if target.exists() and (not target.is_dir() or any(target.iterdir())) and not force:
         raise McpgenError(
@@ -143,13 +157,14 @@ def new_project(
             EXIT_EXISTS,
         )
     context = _context(name, package, chosen, transports, inputs)
-    required = requirement or mcpgen_requirement("http" in transports)
+    context["auth"] = auth
+    required = requirement or mcpgen_requirement("http" in transports, auth=auth)
     context["mcpgen_requirement_toml"] = json.dumps(required)  # a valid TOML string too
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         env = environment()
-        for relative, template in _FILES.items():
+        for relative, template in {**_FILES, **(_AUTH_FILES if auth else {})}.items():
             path = staging / relative.format(package=package)
             path.parent.mkdir(parents=True, exist_ok=True)
             text = env.get_template(f"new/{template}").render(**context)
@@ -191,6 +206,9 @@ def _context(
         "typed_module": module_name(typed),
         "eras": eras,
         "stdio_mode": "legacy" if "legacy" in newest else "auto",
+        # The protection tests' plain request (--auth): a stateless call, or an initialize.
+        "probe_mode": eras[-1][0],
+        "probe_version": eras[-1][1],
         # What every tested version does (a --versions choice may include older ones):
         # the runtime's rule for invalid arguments, and the schema's own tool results.
         "errors_as_results": all(v >= INPUT_ERRORS_AS_RESULTS for v in spoken),

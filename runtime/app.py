@@ -371,14 +371,21 @@ class App:
         self.server.run_stdio()
 
     def http_app(self, **options: Any) -> Any:
-        """The ASGI app serving this app over Streamable HTTP (see ``runtime.http``)."""
-        return self.server.http_app(**options)
+        """The ASGI app serving this app over Streamable HTTP (see ``runtime.http``);
+        ``auth=`` protects it (the app's ``scopes=`` included), as ``App(auth=...)`` does."""
+        return self.server.http_app(**self._scoped_options(options))
 
     def serve_http(self, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:
         """Serve over Streamable HTTP with uvicorn until interrupted (``runtime.http_serve``)."""
         from .http_serve import serve
 
-        serve(self.server, host, port, **options)
+        serve(self.server, host, port, **self._scoped_options(options))
+
+    def _scoped_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        auth = options.get("auth")
+        if auth is not None:
+            options["auth"] = auth.with_scopes(self.scopes_for)
+        return options
 
     def test_client(self, **options: Any) -> Any:
         """``async with app.test_client(mode="legacy") as client:`` a client of this app

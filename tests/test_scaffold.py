@@ -55,6 +55,13 @@ def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[st
     return made
 
 
+@pytest.fixture(scope="module")
+def auth_project(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> Path:
+    """``mcpgen new --transport both --auth``: protected over HTTP."""
+    where = tmp_path_factory.mktemp("scaffold-auth") / NAME
+    return scaffold.new_project(NAME, transport="both", directory=where, auth=True)
+
+
 def files_of(project: Path) -> Iterator[Path]:
     """The files under ``project``, Python's caches left out."""
     return (p for p in sorted(project.rglob("*")) if p.is_file() and "__pycache__" not in p.parts)
@@ -128,13 +135,13 @@ def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
 
 
 def test_no_file_names_a_path_of_this_machine(
-    projects: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+    projects: dict[str, Path], auth_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     base = tmp_path_factory.getbasetemp()
     machine = {str(ROOT), str(ROOT.resolve()), str(base), str(base.resolve())}
     if len(Path.home().parts) > 1:
         machine.add(str(Path.home()))
-    for project in projects.values():
+    for project in [*projects.values(), auth_project]:
         for path in files_of(project):
             text = path.read_bytes().decode()
             for where in machine:  # the path itself, not a longer name it begins
@@ -163,9 +170,11 @@ def test_gitignore_notice_and_the_notice_in_every_generated_module(
         assert SPEC_NOTICE in module.read_text(), module
 
 
-def test_every_readme_command_names_what_the_project_has(projects: dict[str, Path]) -> None:
+def test_every_readme_command_names_what_the_project_has(
+    projects: dict[str, Path], auth_project: Path
+) -> None:
     tomllib = pytest.importorskip("tomllib")
-    for transport, project in projects.items():
+    for transport, project in [*projects.items(), ("both", auth_project)]:
         readme = (project / "README.md").read_text()
         assert "](" not in readme and "https://github.com/" not in readme  # no links
         config = tomllib.loads((project / "pyproject.toml").read_text())
@@ -289,6 +298,36 @@ def test_the_projects_own_tests_pass_in_this_environment(
     assert ran.returncode == 0, ran.stdout[-3000:]
     expected = {"stdio": 7, "http": 7, "both": OWN_TESTS}[transport]
     assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
+
+
+def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: Path) -> None:
+    """``--auth``: mcpgen[http,auth]; protection.py from the environment; its own tests
+    (in memory in both eras, stdio, and the protection: in process and over HTTP as a
+    process with tokens signed here) pass against this checkout's mcpgen."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((auth_project / "pyproject.toml").read_text())
+    expected = scaffold.compatible_range(metadata.version("mcpgen"))
+    assert config["project"]["dependencies"] == [f"mcpgen[http,auth]{expected}"]
+    protection = (auth_project / PACKAGE / "protection.py").read_text()
+    for variable in (
+        "MCP_AUTH_ISSUER",
+        "MCP_AUTH_AUDIENCE",
+        "MCP_AUTH_JWKS_URL",
+        "MCP_AUTH_SCOPES",
+    ):
+        assert variable in protection and variable in (auth_project / "README.md").read_text()
+    ran = in_project(auth_project, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert "11 passed" in ran.stdout, ran.stdout[-500:]
+    unprotected = in_project(auth_project, "-m", PACKAGE, "--transport", "http")
+    assert unprotected.returncode == 2 and "MCP_AUTH_ISSUER" in unprotected.stderr
+
+
+def test_auth_without_http_is_refused_in_one_line(tmp_path: Path) -> None:
+    ran = mcpgen_cli("new", NAME, "--auth", "--dir", str(tmp_path / "p"), cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.startswith("error: --auth protects the HTTP transport")
+    assert not (tmp_path / "p").exists()
 
 
 #: ``mcpgen`` where the generator extra's own dependencies are missing but click is there
