@@ -119,8 +119,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     if args.child:
         key, n = args.child[0], int(args.child[1])
-        app = null_of(asgi_app("bare")) if key == "null" else asgi_app(key)
-        asyncio.run(drive(app, n, 1, between=evictor()))
+        headers: list[tuple[bytes, bytes]] = []
+        if key == "null":
+            app = null_of(asgi_app("bare"))
+        elif key == "ours-app-auth":  # bench.auth_cost's protected app, one token
+            from .auth_cost import child_app
+
+            app, headers = child_app()
+        else:
+            app = asgi_app(key)
+        asyncio.run(drive(app, n, 1, between=evictor(), headers=headers))
         return {}
     if args.n2 <= args.n1 or args.n1 < 1:
         raise BenchError("--n2 must exceed --n1, and both be positive")

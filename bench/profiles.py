@@ -50,10 +50,16 @@ def asgi_app(key: str) -> App:
 
 
 async def drive(
-    app: App, n: int, concurrency: int, between: Callable[[], None] | None = None
+    app: App,
+    n: int,
+    concurrency: int,
+    between: Callable[[], None] | None = None,
+    headers: Sequence[tuple[bytes, bytes]] | Callable[[], Sequence[tuple[bytes, bytes]]] = (),
 ) -> float:
     """µs per stateless call of ``app`` alone, ``concurrency`` at a time, after the lifespan's
-    start-up and 50 untimed calls; answers checked. ``between`` runs before every batch."""
+    start-up and 50 untimed calls; answers checked. ``between`` runs before every batch;
+    ``headers`` go with every request (an ``authorization`` one, say); a function gives
+    each request's own."""
     inbox: asyncio.Queue[Message] = asyncio.Queue()
     outbox: asyncio.Queue[Message] = asyncio.Queue()
     state: dict[str, Any] = {}
@@ -65,11 +71,14 @@ async def drive(
     await asyncio.wait({started, lifespan}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
     if not started.done() or started.result()["type"] != "lifespan.startup.complete":
         raise BenchError(f"lifespan start-up failed: {lifespan.done() and lifespan.exception()}")
-    headers = [(k.lower().encode(), v.encode()) for k, v in MODERN_HEADERS.items()]
+    modern = [(k.lower().encode(), v.encode()) for k, v in MODERN_HEADERS.items()]
+    fresh = headers if callable(headers) else None
+    if not callable(headers):
+        modern += headers
     scope: dict[str, Any] = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1"}
     scope |= {"method": "POST", "scheme": "http", "path": PATH, "raw_path": PATH.encode()}
     scope |= {"query_string": b"", "root_path": "", "client": ("127.0.0.1", 50000)}
-    scope |= {"server": ("127.0.0.1", 3001), "headers": [*headers, (b"host", b"127.0.0.1:3001")]}
+    scope |= {"server": ("127.0.0.1", 3001), "headers": [*modern, (b"host", b"127.0.0.1:3001")]}
     body, bad = modern_call(1), []
 
     async def one() -> None:
@@ -88,7 +97,11 @@ async def drive(
             status = message.get("status", status)
             out.append(message.get("body", b""))
 
-        await app(scope | {"state": dict(state)}, receive, send)
+        if fresh is None:
+            await app(scope | {"state": dict(state)}, receive, send)
+        else:
+            own = [*scope["headers"], *fresh()]
+            await app(scope | {"state": dict(state), "headers": own}, receive, send)
         if status != 200 or TEXT.encode() not in b"".join(out):
             bad.append(b"".join(out)[:300])
 
