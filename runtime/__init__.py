@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from .auth_introspection import IntrospectionVerifier
     from .auth_jwt import JwtVerifier
     from .auth_policy import ScopePolicy
-    from .auth_principal import Principal, principal_of
+    from .auth_principal import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
+    from .auth_principal import principal_of
     from .auth_server import ResourceServer
     from .client import ClientSession
     from .client_transports import http_client, stdio_client
@@ -48,6 +49,9 @@ if TYPE_CHECKING:
 #: authorization ones: the verifiers need ``mcpgen[auth]`` (joserfc, httpx).
 _LAZY = {
     "IntrospectionVerifier": ".auth_introspection",
+    "InvalidToken": ".auth_principal",
+    "TokenVerifier": ".auth_principal",
+    "VerifierUnavailable": ".auth_principal",
     "JwtVerifier": ".auth_jwt",
     "Principal": ".auth_principal",
     "ResourceServer": ".auth_server",
@@ -86,6 +90,7 @@ __all__ = [
     "INVALID_REQUEST",
     "Image",
     "IntrospectionVerifier",
+    "InvalidToken",
     "JwtVerifier",
     "Limits",
     "METHOD_NOT_FOUND",
@@ -106,8 +111,10 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "Tasks",
+    "TokenVerifier",
     "ToolError",
     "Transport",
+    "VerifierUnavailable",
     "Versions",
     "connect",
     "header",

@@ -23,12 +23,16 @@ NAMED = {
     "resources/unsubscribe": "resources",
 }
 
+_NONE: frozenset[str] = frozenset()
 #: Scopes ``(method, name)`` needs beyond a policy's tables (an ``App``'s registry).
 Lookup = Callable[[str, "str | None"], Iterable[str]]
 
 
 def scope_set(scopes: Iterable[str], what: str = "scope") -> frozenset[str]:
-    """``scopes`` checked as scope tokens (a string is one scope, not its letters)."""
+    """``scopes`` checked as scope tokens (a string is one scope, not its letters); an
+    empty one as it is."""
+    if not scopes:
+        return _NONE
     if isinstance(scopes, str):
         scopes = [scopes]
     checked = frozenset(scopes)
@@ -81,16 +85,19 @@ class ScopePolicy:
     def needs(self, method: str, name: str | None) -> frozenset[str]:
         """Every scope a ``method`` request naming ``name`` (a tool, prompt or resource;
         None for other methods) needs."""
+        required = self.required
         if not self.varies:
-            return self.required
-        needed = set(self.required)
-        needed.update(self.methods.get(method, ()))
+            return required
+        parts = [required, self.methods.get(method, _NONE)]
         table = NAMED.get(method)
         if table is not None and name is not None:
-            needed.update(self.named[table].get(name, ()))
+            parts.append(self.named[table].get(name, _NONE))
         for lookup in self.lookups:
-            needed.update(scope_set(lookup(method, name)))
-        return frozenset(needed)
+            parts.append(scope_set(lookup(method, name)))
+        extra = [part for part in parts[1:] if part]
+        if not extra:
+            return required
+        return required.union(*extra)
 
 
 __all__ = ["NAMED", "ScopePolicy", "scope_set"]

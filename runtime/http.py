@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .contracts import HttpServed
 from . import jsonrpc
-from .auth_server import named, operation
+from .auth_server import operation
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
 from .connection import Connection
 from .direct import DirectLane
@@ -117,7 +117,7 @@ class McpHttpApp:
             return
         principal = None
         if auth is not None:
-            principal = await auth.authenticate(headers, send)
+            principal = auth.known(headers) or await auth.authenticate(headers, send)
             if principal is None:  # refused
                 return
         method = scope["method"]
@@ -188,8 +188,7 @@ class McpHttpApp:
             if event is not None:
                 auth = self.auth
                 if principal is not None and auth is not None and auth.policy.varies:
-                    request = [(event.spec.name, named(event.spec.name, event.params))]
-                    needed = auth.missing(principal, request)
+                    needed = auth.lacks(principal, event.spec.name, event.params)
                     if needed:
                         await auth.refuse_scopes(send, needed, event.id)
                         return

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -582,3 +584,58 @@ def test_construction_refuses_unsafe_settings() -> None:
     with pytest.raises(ValueError):
         make_app(None, max_token_bytes=0)  # type: ignore[arg-type]
     assert InvalidToken("x").args == ("x",)
+
+
+def test_the_readme_example_is_a_protected_server() -> None:
+    """README's Authorization example, as pasted: 401 with the challenge, the metadata,
+    and, with the verdict of a token in the cache, the principal in a handler and the
+    per-tool scope."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Authorization") : text.index("### Tasks")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    namespace: dict[str, Any] = {"__name__": "readme_authorization"}
+    exec(compile(code, "README.md", "exec"), namespace)
+    served = namespace["app"].http_app()
+    resource = namespace["RESOURCE"]
+
+    async def scenario() -> None:
+        body = request(1, "tools/call", {"name": "whoami", "arguments": {}, "_meta": META})
+        headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "whoami"}
+        reply = await call(served, body=body, headers=headers)
+        assert reply.status == 401
+        assert challenge(reply) == {
+            "resource_metadata": "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            "scope": "mcp:access",
+        }
+        metadata = await call(served, "GET", path="/.well-known/oauth-protected-resource/mcp")
+        assert metadata.json()["resource"] == resource
+        assert metadata.json()["scopes_supported"] == ["mcp:access"]
+        # a token verified before (its verdict cached; the issuer is not reachable here)
+        auth = served.auth
+        auth.cache.put(auth.cache.digest(b"known"), Principal("ann", ["mcp:access"]), 60)
+        reply = await call(served, body=body, headers={**headers, "authorization": "Bearer known"})
+        assert reply.json()["result"]["content"][0]["text"] == "ann"
+        headers["mcp-name"] = "write"
+        write = request(
+            2,
+            "tools/call",
+            {"name": "write", "arguments": {"path": "p", "text": "t"}, "_meta": META},
+        )
+        reply = await call(served, body=write, headers={**headers, "authorization": "Bearer known"})
+        assert reply.status == 403 and challenge(reply)["scope"] == "files:write mcp:access"
+
+    run(scenario())
+
+
+def test_the_runtime_imports_no_auth_library_until_a_verifier_is_made() -> None:
+    """The core stays msgspec-only: serving (protected or not) imports neither joserfc
+    nor httpx; a verifier does."""
+    code = (
+        "import sys, mcpgen.runtime as r, mcpgen.runtime.http\n"
+        "r.App; r.ResourceServer; r.ScopePolicy; r.principal_of; r.Principal\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'joserfc', 'httpx'}))\n"
+        "r.JwtVerifier\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'joserfc', 'httpx'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split("\n")[:2] == ["[]", "['httpx', 'joserfc']"], done.stderr
