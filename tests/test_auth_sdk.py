@@ -254,3 +254,37 @@ def test_over_a_real_socket_no_token_no_data_and_hosts_checked_first(servers: Se
         )
         assert metadata.json()["resource"] == servers.mcp_url
         assert metadata.json()["authorization_servers"] == [servers.issuer]
+
+
+async def ours(servers: Servers, mode: Literal["auto", "legacy"]) -> None:
+    """Our client (``http_client(..., auth=OAuth(...))``) against our protected server."""
+    from mcpgen.generated.v2026_07_28 import client as c
+    from mcpgen.runtime import http_client
+    from mcpgen.runtime.auth_client import OAuth
+    from mcpgen.runtime.auth_client_interactive import HeadlessAuthorizer
+    from mcpgen.runtime.errors import McpError
+
+    flow = OAuth(authorizer=HeadlessAuthorizer("http://127.0.0.1:9/callback"))
+    async with http_client(c.Client, servers.mcp_url, auth=flow, mode=mode) as client:
+        assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+        echoed = await client.call_tool(name="echo", arguments={"text": "ours"})
+        assert echoed.content[0].text == "echo: ours"  # type: ignore[union-attr]
+        wrote = await client.call_tool(name="write", arguments={"path": "a.txt"})  # step-up
+        assert wrote.content[0].text == "wrote a.txt"  # type: ignore[union-attr]
+        who = await client.call_tool(name="whoami", arguments={})
+        assert who.structured_content is not None
+        assert who.structured_content["subject"] == "alice"
+        assert {BASE_SCOPE, "files:write"} <= set(who.structured_content["scopes"])
+        try:
+            await client.call_tool(name="no-such-tool", arguments={})
+        except McpError:
+            pass  # an ordinary protocol error, not an authorization one
+        again = await client.call_tool(name="echo", arguments={"text": "still"})
+        assert again.content[0].text == "echo: still"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_our_client_reaches_our_protected_server(
+    servers: Servers, mode: Literal["auto", "legacy"]
+) -> None:
+    asyncio.run(asyncio.wait_for(ours(servers, mode), TIMEOUT))
