@@ -272,9 +272,9 @@ async def ours(servers: Servers, mode: Literal["auto", "legacy"]) -> None:
         wrote = await client.call_tool(name="write", arguments={"path": "a.txt"})  # step-up
         assert wrote.content[0].text == "wrote a.txt"  # type: ignore[union-attr]
         who = await client.call_tool(name="whoami", arguments={})
-        assert who.structured_content is not None
-        assert who.structured_content["subject"] == "alice"
-        assert {BASE_SCOPE, "files:write"} <= set(who.structured_content["scopes"])
+        seen = who.structured_content
+        assert isinstance(seen, dict) and seen["subject"] == "alice"
+        assert {BASE_SCOPE, "files:write"} <= set(seen["scopes"])
         try:
             await client.call_tool(name="no-such-tool", arguments={})
         except McpError:
