@@ -262,14 +262,10 @@ class Server:
 
     def run_handler(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
         """The handler's answer to ``event`` in ``scope`` (middleware and all)."""
-        handler = self.implemented[event.spec.handler]
         ctx = self.context_class(scope) if self.context_class is not None else scope
         if self.middleware.items:
             return self.middleware.run(Call(event, scope, ctx))
-        name = event.spec.name
-        if name == LIST_TOOLS or name in SUBSCRIBING:
-            return self._handle_then_note(event, scope, ctx, handler)
-        return handler(event.params, ctx)
+        return self._handle(event, scope, ctx, self.implemented[event.spec.handler])
 
     def _after_middleware(self, call: Call) -> Awaitable[Any]:
         event = call.event
