@@ -234,18 +234,7 @@ class MemoryTaskStore:
         revision: int | None = None,
     ) -> TaskRecord:
         record = self._find(task_id, None)
-        if revision is not None and revision != record.revision:
-            raise TaskConflict(f"task {task_id!r} changed since revision {revision}")
-        if record.terminal or (
-            status != record.status and status not in TRANSITIONS[record.status]
-        ):
-            raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
-        record.status = status
-        record.status_message = message
-        record.input_requests = input_requests if status == "input_required" else None
-        record.input_responses = None
-        if status in TERMINAL:
-            record.result, record.error = result, error
+        moved(record, status, message, result, error, input_requests, revision)
         self._touch(record)
         return copy(record)  # a snapshot: the caller's copy does not change under it
 
@@ -270,10 +259,7 @@ class MemoryTaskStore:
         """``after`` is a cursor this method gave: the page goes on after it even when the
         task it was made from has gone since."""
         limit = max(1, limit)
-        try:
-            start = int(after) if after is not None else 0
-        except ValueError:
-            raise TaskError(f"invalid cursor {after!r}") from None
+        start = cursor_of(after)
         self.expire()
         found = (r for r in self._tasks.values() if r.owner == owner and r.seq > start)
         page = list(itertools.islice(found, limit + 1))  # tasks stay in creation order
@@ -327,6 +313,39 @@ async def until_terminal(store: TaskStore, record: TaskRecord) -> TaskRecord:
     while not record.terminal:
         record = await store.watch(record.task_id, record.revision)
     return record
+
+
+def moved(
+    record: TaskRecord,
+    status: TaskStatus,
+    message: str | None,
+    result: Any,
+    error: dict[str, Any] | None,
+    input_requests: dict[str, Any] | None,
+    revision: int | None,
+) -> None:
+    """Change ``record`` as ``TaskStore.update`` says, by the lifecycle's rules: what every
+    store does to update (TaskConflict for a stale ``revision``, TaskError for a change
+    its status does not allow)."""
+    task_id = record.task_id
+    if revision is not None and revision != record.revision:
+        raise TaskConflict(f"task {task_id!r} changed since revision {revision}")
+    if record.terminal or (status != record.status and status not in TRANSITIONS[record.status]):
+        raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
+    record.status = status
+    record.status_message = message
+    record.input_requests = input_requests if status == "input_required" else None
+    record.input_responses = None
+    if status in TERMINAL:
+        record.result, record.error = result, error
+
+
+def cursor_of(after: str | None) -> int:
+    """The creation number a ``list`` cursor stands for (TaskError when it is none)."""
+    try:
+        return int(after) if after is not None else 0
+    except ValueError:
+        raise TaskError(f"invalid cursor {after!r}") from None
 
 
 def answered(

@@ -46,8 +46,8 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 
 from .errors import INTERNAL_ERROR
 from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
-from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TERMINAL, TRANSITIONS, TaskConflict, TaskError
-from .task_store import TaskRecord, TaskStatus, answered, until_terminal
+from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TaskError
+from .task_store import TaskRecord, TaskStatus, answered, cursor_of, moved, until_terminal
 
 log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
@@ -254,22 +254,11 @@ class RedisTaskStore:
         input_requests: dict[str, Any] | None = None,
         revision: int | None = None,
     ) -> TaskRecord:
-        def moved(record: TaskRecord) -> TaskRecord:
-            if revision is not None and revision != record.revision:
-                raise TaskConflict(f"task {task_id!r} changed since revision {revision}")
-            if record.terminal or (
-                status != record.status and status not in TRANSITIONS[record.status]
-            ):
-                raise TaskError(f"task {task_id!r} is {record.status}; it cannot become {status}")
-            record.status = status
-            record.status_message = message
-            record.input_requests = input_requests if status == "input_required" else None
-            record.input_responses = None
-            if status in TERMINAL:
-                record.result, record.error = result, error
+        def change(record: TaskRecord) -> TaskRecord:
+            moved(record, status, message, result, error, input_requests, revision)
             return record
 
-        return await self._apply(task_id, None, moved)
+        return await self._apply(task_id, None, change)
 
     async def respond(
         self, task_id: str, responses: Mapping[str, Any], owner: str = ""
@@ -286,10 +275,7 @@ class RedisTaskStore:
         """``after`` is a cursor this method gave: the page goes on after it even when the
         task it was made from has gone since. Damaged records are left out (and dropped)."""
         limit = max(1, limit)
-        try:
-            start = int(after) if after is not None else 0
-        except ValueError:
-            raise TaskError(f"invalid cursor {after!r}") from None
+        start = cursor_of(after)
         self._check_open()
         index = f"{self.prefix}owner:{owner}"
         low = min(max(start, 0), 2**53)  # sequence numbers are exact as Redis scores
