@@ -31,6 +31,7 @@ import httpx
 import msgspec
 
 from .auth_client_types import AuthorizationError, AuthSettings, ResourceMetadata, ServerMetadata
+from .http_client_transport import TooLarge, read_bounded
 
 T = TypeVar("T")
 
@@ -258,24 +259,19 @@ async def _fetch(
                         )
                     url = target
                     continue
-                body = await _read(response, settings.max_response_bytes, what, url)
+                try:
+                    body = await read_bounded(response, settings.max_response_bytes)
+                except TooLarge:
+                    limit = settings.max_response_bytes
+                    raise AuthorizationError(
+                        f"{what} {url} answered with more than {limit} bytes"
+                    ) from None
                 return Fetched(response.status_code, body, url)
         except (AuthorizationError, httpx.TimeoutException):
             raise
         except (httpx.HTTPError, OSError) as exc:
             raise AuthorizationError(f"{what} {url} could not be reached: {exc}") from None
     raise AuthorizationError(f"{what}: more than {settings.max_redirects} redirects")
-
-
-async def _read(response: httpx.Response, limit: int, what: str, url: str) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise AuthorizationError(f"{what} {url} answered with more than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def decode(body: bytes, kind: type[T], what: str, url: str) -> T:

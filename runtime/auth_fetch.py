@@ -17,6 +17,7 @@ import httpx
 import msgspec
 
 from .auth_principal import VerifierUnavailable
+from .http_client_transport import TooLarge, read_bounded
 
 #: Seconds an HTTP exchange with the authorization server may take, by default.
 TIMEOUT = 5.0
@@ -74,11 +75,12 @@ class Fetcher:
             try:
                 if response.status_code != 200:
                     raise VerifierUnavailable(f"{what} answered HTTP {response.status_code}")
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > self.max_bytes:
-                        raise VerifierUnavailable(f"{what} is larger than {self.max_bytes} bytes")
+                try:
+                    body = await read_bounded(response, self.max_bytes)
+                except TooLarge:
+                    raise VerifierUnavailable(
+                        f"{what} is larger than {self.max_bytes} bytes"
+                    ) from None
             finally:
                 await response.aclose()
         except httpx.HTTPError as exc:

@@ -57,6 +57,19 @@ class TooLarge(Exception):
     """A server's answer (a JSON body, one SSE event) is over ``max_message_bytes``."""
 
 
+async def read_bounded(response: httpx.Response, limit: int) -> bytes:
+    """A streamed response's whole body, read no further than ``limit`` bytes
+    (:class:`TooLarge` past them): what every reader of an untrusted server's body uses."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"an answer over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class _SseParser:
     """Incremental ``text/event-stream`` parser (only what MCP uses: id, data, retry).
 
@@ -207,7 +220,7 @@ class HttpClientTransport:
         if kind == "text/event-stream" and response.status_code == 200:
             await self._stream(response, request_id)
             return
-        body = await self._read_limited(response)
+        body = await read_bounded(response, self.limits.max_message_bytes)
         if response.is_success and body:
             self.queue.put_nowait(body)
             if request_id is not None and not _answers_among(body, request_id):
@@ -231,18 +244,6 @@ class HttpClientTransport:
             return
         code = METHOD_NOT_FOUND if response.status_code == 404 else INTERNAL_ERROR
         self._fail(request_id, code, f"HTTP {response.status_code} {response.reason_phrase}")
-
-    async def _read_limited(self, response: httpx.Response) -> bytes:
-        """A whole (non-SSE) response body, refused past ``max_message_bytes``."""
-        limit = self.limits.max_message_bytes
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(f"an answer over {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     async def _stream(self, response: httpx.Response, request_id: RequestId | None) -> None:
         """Read an SSE answer; if it ends before the answer, resume it by GET."""
