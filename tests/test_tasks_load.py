@@ -6,6 +6,7 @@ over in-memory transports; the figures with a real process and RSS are bench/tas
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,22 @@ if str(ROOT) not in sys.path:
 from tests.runtime.sansio import RawPeer, modern, request, run, serving  # noqa: E402
 
 COUNT = 1_000
+#: Long enough that no task expires while a loaded machine polls them all; the test's
+#: clock then moves past it.
+TTL_MS = 60_000
+
+
+class Clock:
+    """Real time, moved forward on demand (for the store's TTLs)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self.started = time.monotonic()
+
+    def __call__(self) -> float:
+        return self.now + time.monotonic() - self.started
+
+
 TASKS = "io.modelcontextprotocol/tasks"
 
 
@@ -51,11 +68,12 @@ async def answers(peer: RawPeer, ids: set[Any]) -> dict[Any, Any]:
 @pytest.mark.slow
 def test_a_thousand_legacy_tasks_all_complete_then_leave_memory() -> None:
     async def scenario() -> None:
-        store = MemoryTaskStore(default_ttl_ms=500, sweep_every_s=0.05)
+        clock = Clock()
+        store = MemoryTaskStore(default_ttl_ms=TTL_MS, sweep_every_s=0.05, clock=clock)
         async with serving(make_app(store).server) as peer:
             await peer.handshake("2025-11-25")
             for n in range(COUNT):
-                params = {"name": "square", "arguments": {"n": n}, "task": {"ttl": 500}}
+                params = {"name": "square", "arguments": {"n": n}, "task": {"ttl": TTL_MS}}
                 await peer.send(request(n, "tools/call", params))
             created = await answers(peer, set(range(COUNT)))
             task_of = {n: created[n]["result"]["task"]["taskId"] for n in range(COUNT)}
@@ -69,7 +87,8 @@ def test_a_thousand_legacy_tasks_all_complete_then_leave_memory() -> None:
                 assert (
                     result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task_of[n]
                 )
-            await asyncio.sleep(0.7)  # past the TTL, and a sweep
+            clock.now += TTL_MS / 1000 + 1  # past the TTL: the next sweep drops them all
+            await asyncio.sleep(0.2)
             assert len(store) == 0
 
     run(scenario(), timeout=60)
@@ -78,7 +97,8 @@ def test_a_thousand_legacy_tasks_all_complete_then_leave_memory() -> None:
 @pytest.mark.slow
 def test_a_thousand_modern_tasks_all_complete_then_leave_memory() -> None:
     async def scenario() -> None:
-        store = MemoryTaskStore(default_ttl_ms=500, sweep_every_s=0.05)
+        clock = Clock()
+        store = MemoryTaskStore(default_ttl_ms=TTL_MS, sweep_every_s=0.05, clock=clock)
         caps = {"extensions": {TASKS: {}}}
         async with serving(make_app(store).server) as peer:
             for n in range(COUNT):
@@ -107,7 +127,8 @@ def test_a_thousand_modern_tasks_all_complete_then_leave_memory() -> None:
                         pending.discard(n)
                     else:
                         assert task["status"] == "working", task
-            await asyncio.sleep(0.7)
+            clock.now += TTL_MS / 1000 + 1
+            await asyncio.sleep(0.2)
             assert len(store) == 0
 
     run(scenario(), timeout=60)
