@@ -82,6 +82,8 @@ class McpHttpApp:
         if max_body is not None:
             chosen = chosen.but(max_message_bytes=max_body)
         self.limits = limits = chosen
+        #: A ``Content-Length`` with fewer digits than the body limit is under it.
+        self._length_digits = len(str(limits.max_message_bytes))
         self.hosts = HostPolicy(allowed_hosts, allowed_origins)
         self.sse_retry_ms = sse_retry_ms
         self.sessions = SessionTable(limits)
@@ -175,6 +177,10 @@ class McpHttpApp:
             await refuse(send, 406, message)
             return
         limits = self.limits
+        claimed = headers.get(b"content-length")
+        if claimed is not None and len(claimed) >= self._length_digits and _over(claimed, limits):
+            await refuse(send, 413, f"Payload Too Large: limit {limits.max_message_bytes} bytes")
+            return
         try:
             body = await read_body(receive, limits.max_message_bytes, limits.body_timeout)
         except BodyRefused as refused:
@@ -252,9 +258,15 @@ class McpHttpApp:
             await session.publish(method, params, wanted)
 
 
+def _over(claimed: bytes, limits: Limits) -> bool:
+    """Whether a ``Content-Length`` says the body is over ``max_message_bytes``: refused
+    before a byte of it is read (the server's parser has checked that it is a number)."""
+    return claimed.isdigit() and int(claimed) > limits.max_message_bytes
+
+
 def serve(server: Server, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:
     """Run ``server`` over Streamable HTTP with uvicorn (``pip install mcpgen[http]``)."""
-    from .http_serve import serve as serve_hardened  # cuts off slow clients (header timeout)
+    from .http_serve import serve as serve_hardened  # guarded connections (http_protocols)
 
     serve_hardened(server, host, port, **options)
 

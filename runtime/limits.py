@@ -52,6 +52,18 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     header_timeout: float = 10.0
     #: Seconds an HTTP client may take to send a request body; a slower one gets 408.
     body_timeout: float = 30.0
+    #: HTTP connections open at once (``serve``; lowered to what the process's file
+    #: descriptor limit leaves room for). One more gets 503 and is closed at once; a
+    #: warning is logged at most every 10 s while connections are refused.
+    max_connections: int = 1000
+    #: Seconds an HTTP connection may stay open with no request under way: after it
+    #: connects and after each response (``serve``: uvicorn's ``timeout_keep_alive``).
+    #: Bytes that begin no request do not extend it.
+    idle_timeout: float = 5.0
+    #: Seconds a connection whose request was answered before its body came (a refusal
+    #: decided from the headers) is kept half-closed, what the client still sends
+    #: discarded, so that it reads the answer rather than a reset; then it is closed.
+    linger_timeout: float = 2.0
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:

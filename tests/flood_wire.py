@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,14 @@ def vm_kib(pid: int, name: str) -> int:
 class ServerProcess:
     """``python -m tests.peers.flood_server`` with ``limits``; killed by :meth:`kill`."""
 
-    def __init__(self, log: Path, transport: str, limits: dict[str, float]) -> None:
-        options = [f"--limit={name}={value}" for name, value in limits.items()]
+    def __init__(
+        self,
+        log: Path,
+        transport: str,
+        limits: dict[str, float],
+        extra: Sequence[str] = (),
+    ) -> None:
+        options = [f"--limit={name}={value}" for name, value in limits.items()] + list(extra)
         self.log = log
         with open(log, "wb") as stderr:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(

@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import http_serve
+from mcpgen.runtime import http_protocols, http_serve
+from mcpgen.runtime import Server
 from mcpgen.runtime.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,26 +66,32 @@ class Response:
 
 
 @contextmanager
-def running(http: http_serve.HttpImpl, header_timeout: float) -> Iterator[Running]:
-    """The everything server's app behind ``http_serve.config``, on an ephemeral port."""
-    app = build_server().http_app()
-    limits = Limits(header_timeout=header_timeout)
-    settings = http_serve.config(
-        app, "127.0.0.1", 0, limits, http, timeout_keep_alive=KEEP_ALIVE, lifespan="on"
-    )
-    server = http_serve.AnnouncingServer(settings)
-    thread = threading.Thread(target=server.run, daemon=True)
+def running(
+    http: http_protocols.HttpImpl,
+    header_timeout: float = HEADER_TIMEOUT,
+    limits: Limits | None = None,
+    server: Server | None = None,
+) -> Iterator[Running]:
+    """``server`` (default: the everything server) behind ``http_serve.config``, on an
+    ephemeral port, with ``limits`` (default: the header timeout and an idle timeout of
+    ``KEEP_ALIVE``)."""
+    if limits is None:
+        limits = Limits(header_timeout=header_timeout, idle_timeout=KEEP_ALIVE)
+    app = (server or build_server(limits=limits)).http_app(limits=limits)
+    settings = http_serve.config(app, "127.0.0.1", 0, limits, http, lifespan="on")
+    uvicorn_server = http_serve.AnnouncingServer(settings)
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + 10
-        while not server.started:
+        while not uvicorn_server.started:
             assert thread.is_alive(), "uvicorn stopped while starting"
             assert time.monotonic() < deadline, "uvicorn did not start in time"
             time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield Running(server, port)
+        port = uvicorn_server.servers[0].sockets[0].getsockname()[1]
+        yield Running(uvicorn_server, port)
     finally:
-        server.should_exit = True
+        uvicorn_server.should_exit = True
         thread.join(10)
         assert not thread.is_alive(), "uvicorn did not stop in time"
 
@@ -320,7 +327,7 @@ def assert_streamed(response: Response) -> None:
 
 
 @pytest.mark.parametrize("http", IMPLS)
-def test_a_stream_longer_than_the_header_timeout_is_not_cut(http: http_serve.HttpImpl) -> None:
+def test_a_stream_longer_than_the_header_timeout_is_not_cut(http: http_protocols.HttpImpl) -> None:
     timeout = 0.1  # the tool streams progress for ~0.15 s
     with running(http, timeout) as served, connect(served.port) as sock:
         reader = Reader(sock)
@@ -380,11 +387,11 @@ def test_startup_announces_the_endpoint(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_protocol_choice() -> None:
-    assert http_serve.protocol_class("h11") is http_serve.H11HeaderTimeout
-    assert http_serve.protocol_class("httptools") is http_serve.HttpToolsHeaderTimeout
-    assert http_serve.protocol_class("auto") is http_serve.HttpToolsHeaderTimeout  # installed
+    assert http_protocols.protocol_class("h11") is http_protocols.GuardedH11
+    assert http_protocols.protocol_class("httptools") is http_protocols.GuardedHttpTools
+    assert http_protocols.protocol_class("auto") is http_protocols.GuardedHttpTools  # installed
     with pytest.raises(ValueError):
-        http_serve.protocol_class("zttp")  # type: ignore[arg-type]
+        http_protocols.protocol_class("zttp")  # type: ignore[arg-type]
 
 
 def test_serve_takes_the_servers_limits(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -402,7 +409,7 @@ def test_serve_takes_the_servers_limits(monkeypatch: pytest.MonkeyPatch) -> None
     http_serve.serve(server, port=0, http="h11", path="/other")
     http_serve.serve(server, port=0, limits=Limits(header_timeout=4.0))
     assert [config.limits.header_timeout for config in ran] == [3.0, 4.0]
-    assert ran[0].http is http_serve.H11HeaderTimeout
+    assert ran[0].http is http_protocols.GuardedH11
     assert getattr(ran[0].app, "path") == "/other"
-    assert ran[1].http is http_serve.protocol_class("auto")
+    assert ran[1].http is http_protocols.protocol_class("auto")
     assert ran[0].log_level == "warning"
