@@ -91,7 +91,7 @@ class McpHttpApp:
         self.stateless: Connection = server.connection()
         self.direct = DirectLane(self.stateless)
         self.legacy = server.versions.of_era("legacy")
-        self.answers = Answers(server, self.stateless, sse_retry_ms)
+        self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
         self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)
         server.subscribe(self.publish)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)

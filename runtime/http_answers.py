@@ -27,6 +27,7 @@ from .http_streams import ClientWatch, Responder, Router, Stream, relay
 from .http_tool_headers import ToolHeaderGate
 from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession
+from .limits import Limits
 from .modern import HttpHeaders
 from .request_scope import RequestScope
 from .session import Session
@@ -37,8 +38,11 @@ class Answers:
     modern requests; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
     announce. ``listeners`` are the sessions with a modern listen stream open now."""
 
-    def __init__(self, server: HttpServed, stateless: Connection, sse_retry_ms: int) -> None:
+    def __init__(
+        self, server: HttpServed, stateless: Connection, sse_retry_ms: int, limits: Limits
+    ) -> None:
         self.server = server
+        self.limits = limits
         #: The server's dispatch behind the transport's own check (``Mcp-Param-*``).
         self.dispatch = ToolHeaderGate(server).dispatch
         self.stateless = stateless
@@ -66,8 +70,11 @@ class Answers:
         expected = set(requests)
         if not expected:  # notifications and responses: 202, unless refused
             stream = Stream("n")
+        elif legacy is not None:
+            stream = legacy.new_stream(expected)
         else:
-            stream = legacy.new_stream(expected) if legacy is not None else Stream("r", expected)
+            stream = Stream("r", expected, capacity=self.limits.stream_queue)
+        if expected:
             for request_id in expected:
                 router.by_request[request_id] = stream
         router.feeding = stream
@@ -80,6 +87,7 @@ class Answers:
             return
         listening = [i for i in expected if i in session.listening]
         if listening:
+            stream.shared = True  # announcements to every listener never wait for one
             self.listeners.add(session)
         try:
             done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
@@ -99,7 +107,7 @@ class Answers:
         if not stream.frames:
             await respond(send, 202, b"", extra=extra)
             return
-        data, _, status = stream.frames.popleft()
+        _, data, _, status = stream.frames.popleft()
         await respond(send, status or 400, data, extra=extra)
 
     async def _write(
@@ -124,7 +132,7 @@ class Answers:
             first = await stream.next(client)
             if first is None:
                 return False
-            data, _, status = first
+            number, data, _, status = first
             if stream.complete and not keep_open:
                 if legacy is not None:
                     settled = True
@@ -134,8 +142,9 @@ class Answers:
             streamed = True
             await start_sse(send, extra)
             if legacy is not None and polls(legacy):
-                await sse_event(send, b"", stream.record(b""), retry=self.sse_retry_ms)
-            await sse_event(send, data, stream.record(data))
+                primer = stream.event_id(number - 1)
+                await sse_event(send, b"", primer, retry=self.sse_retry_ms)
+            await sse_event(send, data, stream.event_id(number))
             if not await relay(stream, send, client, keep_open):
                 return False
             if legacy is not None:

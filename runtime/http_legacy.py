@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .contracts import HttpServed
 from . import jsonrpc
 from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
-from .errors import INVALID_REQUEST
+from .errors import INTERNAL_ERROR, INVALID_REQUEST
 from .http_answers import Answers, polls
 from .http_streams import ClientWatch, Router, Stream, relay
 from .jsonrpc import RequestId
@@ -120,35 +120,47 @@ class LegacyEndpoint:
         if legacy is None:
             return
         last = text(headers, b"last-event-id")
-        name = last.split(".", 1)[0] if last is not None else None
-        if last is not None and name in legacy.streams:
-            await self._resume(legacy.streams[name], last, receive, send)
-            return
+        if last is not None:
+            name = last.split(".", 1)[0]
+            resumed = legacy.streams.get(name)
+            if resumed is not None:
+                await self._resume(legacy, resumed, last, receive, send)
+                return
+            if name in legacy.dropped:
+                await _unresumable(name, legacy.dropped[name], send)
+                return
         stream = legacy.open_get()
         client = ClientWatch(receive)
         try:
             await start_sse(send, None)
             if polls(legacy):
-                await sse_event(send, b"", stream.record(b""), retry=self.answers.sse_retry_ms)
+                await sse_event(send, b"", stream.event_id(0), retry=self.answers.sse_retry_ms)
             await relay(stream, send, client, keep_open=True)
         finally:
             client.stop()
-            legacy.close_get(stream)
+            legacy.close_get(stream, client)
         await end_body(send)
 
-    async def _resume(self, stream: Stream, last: str, receive: Receive, send: Send) -> None:
-        """Replay a stream's events after ``last``, then go on with what it still gets."""
-        await start_sse(send, None)
-        seen = False
-        for event_id, data in list(stream.log or ()):
-            if seen and data:
-                await sse_event(send, data, event_id)
-            seen = seen or event_id == last
+    async def _resume(
+        self, legacy: LegacySession, stream: Stream, last: str, receive: Receive, send: Send
+    ) -> None:
+        """Replay a stream's events after ``last`` (its answers always), then go on with
+        what it still gets: a POST's stream until it is answered, a GET stream as the
+        session's GET stream again."""
         client = ClientWatch(receive)
+        replay = stream.resume(client, last)
+        standalone = not stream.requests
+        if standalone:
+            legacy.reopen_get(stream)
         try:
-            await relay(stream, send, client, keep_open=False)
+            await start_sse(send, None)
+            for event_id, data in replay:
+                await sse_event(send, data, event_id)
+            await relay(stream, send, client, keep_open=standalone)
         finally:
             client.stop()
+            if standalone:
+                legacy.close_get(stream, client)
         await end_body(send)
 
     async def delete(
@@ -186,6 +198,19 @@ class LegacyEndpoint:
         if legacy is None:
             await refuse(send, 404, "Session not found")
         return legacy
+
+
+async def _unresumable(name: str, requests: tuple[RequestId, ...], send: Send) -> None:
+    """A resumption of a stream no longer kept: an error for each request it answered, so
+    the client knows its answers are lost rather than waiting for them."""
+    message = (
+        f"Cannot resume stream {name}: it is no longer kept (Limits.finished_streams); "
+        "send the request again"
+    )
+    await start_sse(send, None)
+    for request_id in requests or (None,):
+        await sse_event(send, jsonrpc.encode_error(request_id, INTERNAL_ERROR, message), None)
+    await end_body(send)
 
 
 def _owner(principal: Principal | None) -> str | None:

@@ -10,25 +10,73 @@ from collections.abc import Awaitable, Iterable
 
 from .asgi import Receive, Send, end_body, respond, sse_event, start_sse, wait_disconnect
 from .jsonrpc import RequestId
+from .limits import DEFAULT
 
 log = logging.getLogger("mcpgen.runtime.http")
 
 
-class Stream:
-    """Where the frames of one POST (or of a legacy GET) go; a resumable one (legacy SSE)
-    also keeps its last ``log_size`` events for ``GET`` with ``Last-Event-ID``."""
+#: A frame for the reader: its number on the stream, data, whether it answers a request,
+#: and the answer's HTTP status hint.
+Frame = tuple[int, bytes, bool, "int | None"]
+class _Expected:
+    """``Stream.reader`` before the first reader takes a frame (frames wait for it)."""
 
-    __slots__ = ("name", "frames", "waiter", "log", "counter", "requests", "pending", "done")
+
+_EXPECTED = _Expected()
+
+
+class Stream:
+    """Where the frames of one POST (or of a legacy GET) go, in order, for the one reader
+    that writes them out.
+
+    At most ``capacity`` frames wait for the reader: a handler sending more waits for room
+    (backpressure, as a stateless answer waits on its socket), unless the stream is
+    ``shared`` (a GET or listen stream, fed by announcements to many sessions), which never
+    waits: a reader that far behind is cut off instead. Answers never wait: there are at
+    most as many as the POST has requests.
+
+    A resumable stream (legacy SSE, ``log_size`` given) records each event as it is put:
+    the last ``log_size`` of the others, and every answer however many came after it, so a
+    client that lost the stream gets its answers when it resumes with ``Last-Event-ID``.
+    While no reader is attached (its client left), events go to that record alone.
+    """
+
+    __slots__ = (
+        "name",
+        "frames",
+        "capacity",
+        "shared",
+        "reader",
+        "waiter",
+        "room",
+        "log",
+        "answers",
+        "counter",
+        "requests",
+        "pending",
+        "done",
+    )
 
     def __init__(
-        self, name: str, requests: Iterable[RequestId] = (), log_size: int | None = None
+        self,
+        name: str,
+        requests: Iterable[RequestId] = (),
+        log_size: int | None = None,
+        capacity: int = DEFAULT.stream_queue,
     ) -> None:
         self.name = name
-        self.frames: deque[tuple[bytes, bool, int | None]] = deque()
+        self.frames: deque[Frame] = deque()
+        self.capacity = capacity
+        self.shared = False
+        #: The reader's client watch; ``_EXPECTED`` until it takes a frame; None once it
+        #: left or was cut off (nothing waits for it then).
+        self.reader: ClientWatch | _Expected | None = _EXPECTED
         self.waiter: asyncio.Future[None] | None = None
-        self.log: deque[tuple[str, bytes]] | None = (
+        self.room: asyncio.Future[None] | None = None
+        self.log: deque[tuple[int, bytes]] | None = (
             deque(maxlen=log_size) if log_size is not None else None
         )
+        self.answers: list[tuple[int, bytes]] = []
         self.counter = 0
         self.requests = tuple(requests)
         #: Requests of the POST not yet answered on this stream.
@@ -36,7 +84,7 @@ class Stream:
         self.done = not self.pending
 
     def put(self, data: bytes, final: bool, status: int | None = None, whole: bool = False) -> None:
-        """Queue a frame. A final one answers a request of the stream; a batch reply (a
+        """Add a frame now. A final one answers a request of the stream; a batch reply (a
         JSON array) or a refusal of the ``whole`` body answers them all at once; an empty
         one closes the stream."""
         if final and data:
@@ -45,42 +93,93 @@ class Stream:
             elif self.pending:
                 self.pending.pop()
             self.done = not self.pending
-        self.frames.append((data, final, status))
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(None)
+        self.counter += 1
+        if self.log is not None and data:
+            (self.answers if final else self.log).append((self.counter, data))
+        if self.reader is None:  # nobody reads: recorded (if resumable), never queued
+            return
+        self.frames.append((self.counter, data, final, status))
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def push(
+        self, data: bytes, final: bool, status: int | None = None, whole: bool = False
+    ) -> None:
+        """:meth:`put`, once there is room for the reader (see the class)."""
+        while self.reader is not None and not final and len(self.frames) >= self.capacity:
+            if self.shared:
+                log.debug("stream %s: reader %d frames behind, cut off", self.name, self.capacity)
+                self.leave()
+                break
+            if self.room is None or self.room.done():
+                self.room = asyncio.get_running_loop().create_future()
+            await self.room
+        self.put(data, final, status, whole)
 
     def close(self) -> None:
         """End the stream (its writer stops after what is queued)."""
         self.put(b"", True)
 
-    async def next(self, client: ClientWatch) -> tuple[bytes, bool, int | None] | None:
-        """The next frame, or None once the client has disconnected."""
+    def event_id(self, number: int) -> str | None:
+        """The SSE id of the frame ``number`` (None when the stream is not resumable). A
+        priming event takes the number before its first frame's: resuming after it replays
+        that frame."""
+        return f"{self.name}.{number}" if self.log is not None else None
+
+    async def next(self, client: ClientWatch) -> Frame | None:
+        """The next frame, or None once the client has disconnected (or another reader
+        took the stream over)."""
+        if self.reader is _EXPECTED:
+            self.reader = client
         if not self.frames:
             await asyncio.sleep(0)  # a quick handler answers within one turn of the loop
         while not self.frames:
             gone = client.watch()
-            if gone.done():
+            if gone.done() or self.reader is not client:
                 return None
             self.waiter = asyncio.get_running_loop().create_future()
             try:
                 await asyncio.wait((self.waiter, gone), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 self.waiter = None
-        return self.frames.popleft()
+        if self.reader is not client:
+            return None
+        frame = self.frames.popleft()
+        room = self.room
+        if room is not None and not room.done():
+            room.set_result(None)
+        return frame
+
+    def leave(self) -> None:
+        """The reader is gone (its client left, or it was cut off): what is queued stays
+        in the record only, and senders waiting for room go on."""
+        self.reader = None
+        self.frames.clear()
+        for future in (self.waiter, self.room):
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    def resume(self, client: ClientWatch, last: str) -> list[tuple[str, bytes]]:
+        """A new reader (``client``) after the event ``last`` (an SSE id of this stream):
+        the events recorded after it, answers included whatever else has left the record;
+        what comes next is queued for it. A reader still attached is cut off."""
+        self.leave()
+        self.reader = client
+        after = _number(last)
+        recorded = sorted([*(self.log or ()), *self.answers])
+        return [(f"{self.name}.{n}", data) for n, data in recorded if n > after]
 
     @property
     def complete(self) -> bool:
         """Every request is answered and every frame taken."""
         return self.done and not self.frames
 
-    def record(self, data: bytes) -> str | None:
-        """Log an event for resumption; its SSE id (None when the stream is not resumable)."""
-        if self.log is None:
-            return None
-        self.counter += 1
-        event_id = f"{self.name}.{self.counter}"
-        self.log.append((event_id, data))
-        return event_id
+
+def _number(event_id: str) -> int:
+    """The event's number on its stream (``s3.17`` -> 17); 0 when it has none."""
+    number = event_id.rpartition(".")[2]
+    return int(number) if number.isdigit() and len(number) < 19 else 0
 
 
 class ClientWatch:
@@ -105,14 +204,19 @@ class ClientWatch:
 
 async def relay(stream: Stream, send: Send, client: ClientWatch, keep_open: bool) -> bool:
     """Write the stream's frames as SSE events until it is complete (or, ``keep_open``,
-    until it is closed). False if the client disconnected first."""
+    until it is closed). False if the client disconnected first (or another reader took
+    the stream over): the stream is left, and what was not written stays recorded."""
+    gone = client.watch()
     while keep_open or not stream.complete:
-        item = await stream.next(client)
-        if item is None:
+        frame = await stream.next(client)
+        if frame is None or gone.done():
+            if stream.reader is client:
+                stream.leave()
             return False
-        if not item[0]:  # closed by the server
+        number, data, _, _ = frame
+        if not data:  # closed by the server
             return True
-        await sse_event(send, item[0], stream.record(item[0]))
+        await sse_event(send, data, stream.event_id(number))
     return True
 
 
@@ -211,7 +315,7 @@ class Router(_PushedTo):
         if stream is None:
             log.debug("dropping a frame no stream is open for")
             return
-        stream.put(data, final, status, whole)
+        await stream.push(data, final, status, whole)
         if final and stream.done:
             for request_id in stream.requests:
                 if self.by_request.get(request_id) is stream:

@@ -15,11 +15,13 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 
-from .http_streams import Router, Stream
+from .http_streams import ClientWatch, Router, Stream
 from .jsonrpc import RequestId
 from .limits import Limits
 from .session import Session
 
+#: The longest request id (a string) remembered for a stream no longer kept.
+_KEPT_ID = 256
 #: Sessions looked at per request for idle expiry (the table is kept oldest first, so
 #: expiry costs a constant per request however many sessions there are).
 _EXPIRY_SCAN = 8
@@ -35,6 +37,9 @@ class LegacySession:
         self.limits = limits
         self.streams: dict[str, Stream] = {}
         self.finished: deque[str] = deque()
+        #: Streams no longer kept, and the requests they answered (a resumption of one is
+        #: told its answers are lost): as many as ``finished_streams``.
+        self.dropped: OrderedDict[str, tuple[RequestId, ...]] = OrderedDict()
         self.next_stream = 0
         #: Open standalone GET streams, oldest first.
         self.gets: list[Stream] = []
@@ -56,7 +61,9 @@ class LegacySession:
 
     def new_stream(self, requests: Iterable[RequestId] = ()) -> Stream:
         self.next_stream += 1
-        stream = Stream(f"s{self.next_stream}", requests, self.limits.event_log_size)
+        limits = self.limits
+        name = f"s{self.next_stream}"
+        stream = Stream(name, requests, limits.event_log_size, limits.stream_queue)
         self.streams[stream.name] = stream
         return stream
 
@@ -67,24 +74,50 @@ class LegacySession:
             return
         self.finished.append(stream.name)
         while len(self.finished) > self.limits.finished_streams:
-            self.streams.pop(self.finished.popleft(), None)
+            gone = self.streams.pop(self.finished.popleft(), None)
+            if gone is not None and gone.requests:
+                self._forget(gone)
+
+    def _forget(self, stream: Stream) -> None:
+        """Remember what a dropped stream answered: only short ids (a client chooses
+        them), at most ``finished_streams`` streams."""
+        short = all(isinstance(i, int) or len(i) <= _KEPT_ID for i in stream.requests)
+        self.dropped[stream.name] = stream.requests if short else ()
+        while len(self.dropped) > self.limits.finished_streams:
+            self.dropped.popitem(last=False)
 
     def open_get(self) -> Stream:
         """A new standalone GET stream; beyond ``max_get_streams`` the oldest is ended (a
         client that lost its stream and reconnects replaces it)."""
         stream = self.new_stream()
+        stream.shared = True  # announcements to every session never wait for this one
         self.gets.append(stream)
         while len(self.gets) > self.limits.max_get_streams:
             self.gets.pop(0).close()
         self.router.standalone = stream
         return stream
 
-    def close_get(self, stream: Stream) -> None:
-        """A GET stream ended (the client left, or it was replaced or closed)."""
+    def reopen_get(self, stream: Stream) -> None:
+        """A GET stream resumed (``Last-Event-ID``): the session's GET stream again."""
+        if stream.name in self.finished:
+            self.finished.remove(stream.name)
         if stream in self.gets:
             self.gets.remove(stream)
-        if self.router.standalone is stream:
-            self.router.standalone = self.gets[-1] if self.gets else None
+        self.gets.append(stream)
+        while len(self.gets) > self.limits.max_get_streams:
+            self.gets.pop(0).close()
+        self.router.standalone = stream
+
+    def close_get(self, stream: Stream, reader: ClientWatch) -> None:
+        """A GET stream's ``reader`` is done (its client left, or the stream was replaced
+        or closed); nothing changes if another reader has taken the stream over."""
+        if stream.reader is not None and stream.reader is not reader:
+            return
+        if stream in self.gets:
+            self.gets.remove(stream)
+        if self.router.standalone is stream and self.gets:
+            self.router.standalone = self.gets[-1]
+        # Otherwise announcements still go to it, recorded for the client's resumption.
         self.finish(stream, True)
 
     def end(self) -> None:

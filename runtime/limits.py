@@ -43,8 +43,14 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: Standalone GET streams open at once per legacy session; a new one beyond it ends
     #: the oldest (a client reconnecting replaces the stream it lost).
     max_get_streams: int = 1
-    #: Events a legacy SSE stream keeps for resumption with ``Last-Event-ID``.
+    #: Events a legacy SSE stream keeps for resumption with ``Last-Event-ID``, besides its
+    #: answers (kept whatever came after them, so a resumed stream always ends with them).
     event_log_size: int = 256
+    #: Frames an SSE stream holds for a client that has not read them yet. A handler
+    #: sending more waits until the client reads (backpressure); a GET or listen stream,
+    #: fed by announcements to every session, cuts such a client off instead (a legacy
+    #: one resumes with ``Last-Event-ID``).
+    stream_queue: int = 64
     #: Finished SSE streams a legacy session keeps for resumption; older ones are dropped.
     finished_streams: int = 64
     #: Seconds an HTTP client may take to send its request headers (``serve`` and the

@@ -280,10 +280,10 @@ def test_a_second_get_stream_ends_the_first(start: Start) -> None:
 #: Long SSE streams: 4 of 10,000 progress notifications of 500 characters each. A session
 #: keeps up to 64 finished streams for resumption, so an unbounded log would keep all of
 #: them: 10.6 MiB a stream (measured with the log unbounded), 42 MiB for 4. With 32
-#: events a stream: 0.1 MiB. The handler queues its notifications faster than they are
-#: written (nothing holds it back), about 10 MiB at the peak of a stream; a warm-up
-#: stream of the same length brings the server there. Measured after it: 0.3 MiB.
-#: 6 MiB: a seventh of the unbounded figure.
+#: events a stream (its answer kept besides): 0.1 MiB. The handler waits for the client
+#: to read once ``stream_queue`` frames wait (before that bound it queued them all, about
+#: 10 MiB at the peak of a stream). Measured after a warm-up: 0.3 MiB. 6 MiB: a seventh
+#: of the unbounded figure.
 EVENT_LOG = 32
 CHATTER = 10_000
 STREAMS = 4
@@ -319,9 +319,56 @@ def test_a_stream_keeps_only_its_last_events(start: Start) -> None:
     assert [e[0] for e in replayed.events] == [
         f"{name}.{i}" for i in range(oldest + 1, oldest + EVENT_LOG)
     ]
-    # ... and from one older, nothing: it is gone.
-    assert once(server.port, get(session, f"{name}.{oldest - 1}")).events == []
+    # ... and from one older (or any older), what is kept: the events that left the log
+    # are gone, the answer never is.
+    for older in (oldest - 1, 1):  # the log: the 32 progress events before the answer
+        replayed = once(server.port, get(session, f"{name}.{older}"))
+        kept = range(max(older + 1, oldest - 1), oldest + EVENT_LOG)
+        assert [e[0] for e in replayed.events] == [f"{name}.{i}" for i in kept]
+        assert tool_text(replayed.events[-1][1]) == f"chattered {CHATTER} times"
     works(server.port, session)
+
+
+#: A slow reader: 100,000 progress notifications of 100 characters on a legacy SSE stream
+#: whose client reads nothing for 3 s, then everything. Before the stream's queue was
+#: bounded the handler queued them all at once (this test measured a peak 41 MiB over
+#: the RSS before the flood, growing with the count). Now it
+#: waits once ``stream_queue`` (64) frames wait besides what the socket buffers hold:
+#: measured after a warm-up of the same flood: under 1 MiB. 4 MiB: a sixth of the
+#: unbounded figure, and flat in the count.
+SLOW_READER_EVENTS = 100_000
+SLOW_READER_BOUND = 4 * MiB
+
+
+def test_a_slow_reader_holds_the_handler_back_not_the_memory(start: Start) -> None:
+    server = start("http")
+    session = open_sessions(server.port, 1)[0]
+    works(server.port, session)
+
+    def chatter(request_id: int, pause: float) -> Memory | None:
+        wire = Wire(server.port, timeout=READ_TIMEOUT)
+        try:
+            arguments = {"count": SLOW_READER_EVENTS, "size": 100}
+            wire.send(post(call(request_id, "chatter", arguments, "p"), session))
+            memory = Memory.of(server) if pause else None
+            time.sleep(pause)  # the client reads nothing meanwhile
+            if memory is not None:
+                memory.measure(server)
+            response = wire.response()
+        finally:
+            wire.close()
+        progress = [data["params"]["progress"] for _, data in response.events[1:-1]]
+        assert progress == list(range(1, SLOW_READER_EVENTS + 1))
+        assert tool_text(response.events[-1][1]) == f"chattered {SLOW_READER_EVENTS} times"
+        return memory
+
+    chatter(1, 0)  # a warm-up: the same flood, read at once
+    memory = chatter(2, 3.0)
+    assert memory is not None
+    works(server.port, session)
+    memory.measure(server)
+    report("slow SSE reader", memory, SLOW_READER_BOUND, f"; {SLOW_READER_EVENTS} events")
+    assert memory.growth < SLOW_READER_BOUND, memory
 
 
 # -- HTTP: bodies, headers, nesting --------------------------------------------------------------

@@ -1036,18 +1036,22 @@ def test_a_long_legacy_session_keeps_bounded_state(served: Served) -> None:
         assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
     assert state.streams == {} and state.router.by_request == {}
     first_sse: str | None = None
+    first_id = 0
     for index in range(keep + 2):
         request_id = next_id()
         params = {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 1}}
         with legacy.stream(request(request_id, "tools/call", params)) as response:
             events = [event for event in sse(response) if event.data]
         if index == 0:
-            first_sse = events[0].id
+            first_sse, first_id = events[0].id, request_id
     assert len(state.streams) == keep
     assert state.router.by_request == {}
-    # the first stream is forgotten: resuming it opens a fresh stream instead of a replay
+    # the first stream is forgotten: resuming it says, for its request, the answer is lost
     with legacy.stream(None, "GET", **{"last-event-id": str(first_sse)}) as response:
         assert response.status_code == 200
+        lost = [event.message() for event in sse(response) if event.data]
+    assert [m["id"] for m in lost] == [first_id]
+    assert "Limits.finished_streams" in lost[0]["error"]["message"]
     assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
 
 
