@@ -1,6 +1,11 @@
 """The verifiers' HTTP: JSON documents fetched from the authorization server (JWKS, its
-metadata, introspection answers) within a time and size bound, every failure one
+metadata, introspection answers) within a time, size and depth bound, every failure one
 :class:`~runtime.auth_principal.VerifierUnavailable` naming what went wrong.
+
+The time bound is a deadline on the whole exchange (connecting, the headers, every byte
+of the body), not httpx's bound on each read: a server trickling a byte a second is cut
+off as one that never answers. Whatever the body holds (invalid UTF-8, nesting deeper
+than ``max_depth``, not JSON, not an object), the answer is VerifierUnavailable.
 
 The requests carry the resource server's own credentials at most (introspection's
 client authentication), never a client's token in a header: a token is only ever sent
@@ -9,8 +14,9 @@ to the introspection endpoint, in the body RFC 7662 prescribes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -18,17 +24,55 @@ import msgspec
 
 from .auth_principal import VerifierUnavailable
 from .http_client_transport import TooLarge, read_bounded
+from .jsonrpc import depth
+
+T = TypeVar("T")
 
 #: Seconds an HTTP exchange with the authorization server may take, by default.
 TIMEOUT = 5.0
 #: Bytes a document from the authorization server may have, by default.
 MAX_DOCUMENT_BYTES = 256 * 1024
+#: How deeply arrays and objects may nest in a document or a token's header, by default.
+MAX_DEPTH = 32
+
+
+def decode_json(data: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """``data`` decoded as JSON, nested no deeper than ``max_depth``; ValueError saying
+    why not otherwise (never a RecursionError, a UnicodeDecodeError or another escape)."""
+    if data.count(b"{") + data.count(b"[") > max_depth and depth(data) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    try:
+        return msgspec.json.decode(data)
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    except Exception:  # msgspec.DecodeError, and anything else a decoder may raise
+        raise ValueError("not JSON") from None
+
+
+def http_url(value: Any) -> str | None:
+    """``value`` if it is an absolute http(s) URL with a host httpx can reach, else None
+    (what a document from the authorization server names as an endpoint)."""
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        return None
+    try:
+        return value if httpx.URL(value).host else None
+    except Exception:  # httpx.InvalidURL, and whatever else a parser may raise
+        return None
+
+
+async def within(seconds: float, work: Awaitable[T], what: str) -> T:
+    """What ``work`` gives, if it ends within ``seconds``; else VerifierUnavailable
+    saying ``what`` did not."""
+    try:
+        return await asyncio.wait_for(work, seconds)
+    except asyncio.TimeoutError:
+        raise VerifierUnavailable(f"{what} took longer than {seconds:g} s") from None
 
 
 class Fetcher:
     """JSON over ``client`` (default: an ``httpx.AsyncClient`` of its own, no
-    redirects followed, ``timeout`` seconds per exchange), each answer at most
-    ``max_bytes``."""
+    redirects followed), each exchange done within ``timeout`` seconds, each answer at
+    most ``max_bytes`` nested at most ``max_depth`` deep."""
 
     def __init__(
         self,
@@ -36,12 +80,14 @@ class Fetcher:
         *,
         timeout: float = TIMEOUT,
         max_bytes: int = MAX_DOCUMENT_BYTES,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
-        if timeout <= 0 or max_bytes <= 0:
-            raise ValueError("timeout and max_bytes must be positive")
+        if timeout <= 0 or max_bytes <= 0 or max_depth <= 0:
+            raise ValueError("timeout, max_bytes and max_depth must be positive")
         self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
 
     async def get(self, url: str, what: str) -> dict[str, Any]:
         """The JSON object at ``url`` (``what`` names it in errors)."""
@@ -62,6 +108,24 @@ class Fetcher:
         form: Mapping[str, str] | None,
         auth: tuple[str, str] | None,
     ) -> dict[str, Any]:
+        exchange = self._body(method, url, what, form, auth)
+        body = await within(self.timeout, exchange, f"the exchange with {what}")
+        try:
+            document = decode_json(body, self.max_depth)
+        except ValueError as exc:
+            raise VerifierUnavailable(f"{what} is {exc}") from None
+        if not isinstance(document, dict):
+            raise VerifierUnavailable(f"{what} is not a JSON object")
+        return document  # type: ignore[return-value]  # JSON object: str keys
+
+    async def _body(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        form: Mapping[str, str] | None,
+        auth: tuple[str, str] | None,
+    ) -> bytes:
         try:
             request = self.client.build_request(
                 method,
@@ -76,22 +140,17 @@ class Fetcher:
                 if response.status_code != 200:
                     raise VerifierUnavailable(f"{what} answered HTTP {response.status_code}")
                 try:
-                    body = await read_bounded(response, self.max_bytes)
+                    return await read_bounded(response, self.max_bytes)
                 except TooLarge:
                     raise VerifierUnavailable(
                         f"{what} is larger than {self.max_bytes} bytes"
                     ) from None
             finally:
                 await response.aclose()
-        except httpx.HTTPError as exc:
+        except VerifierUnavailable:
+            raise
+        except Exception as exc:  # httpx.HTTPError, httpx.InvalidURL (a URL from metadata)...
             raise VerifierUnavailable(f"{what} unreachable ({type(exc).__name__})") from None
-        try:
-            document = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            raise VerifierUnavailable(f"{what} is not JSON") from None
-        if not isinstance(document, dict):
-            raise VerifierUnavailable(f"{what} is not a JSON object")
-        return document  # type: ignore[return-value]  # JSON object: str keys
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -139,4 +198,14 @@ async def discover(fetcher: Fetcher, issuer: str) -> dict[str, Any]:
     raise VerifierUnavailable("; ".join(failures))
 
 
-__all__ = ["MAX_DOCUMENT_BYTES", "TIMEOUT", "Fetcher", "discover", "metadata_urls"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "TIMEOUT",
+    "Fetcher",
+    "decode_json",
+    "discover",
+    "http_url",
+    "metadata_urls",
+    "within",
+]

@@ -6,7 +6,10 @@ says so, come from ``issuer`` and not be expired or early.
 
 The HTTP app caches each answer for ``cache_ttl`` seconds at most (and never past the
 token's ``exp``): a revoked token may pass that long. At most ``max_concurrent``
-introspection calls run at once; more wait for a turn.
+introspection calls run at once; more wait for a turn. A verification waits on the
+authorization server ``timeout`` seconds in all (discovery, its turn, the whole exchange);
+then, like for an answer that is not a JSON object or whose members have the wrong types,
+the token cannot be checked now (503), never refused nor let through on that account.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ from typing import Any
 
 import httpx
 
-from .auth_fetch import MAX_DOCUMENT_BYTES, TIMEOUT, Fetcher, discover
+from .auth_fetch import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    TIMEOUT,
+    Fetcher,
+    discover,
+    http_url,
+    within,
+)
 from .auth_jwt import CLIENT_CLAIMS, LEEWAY, SCOPE_CLAIMS, first_string, scopes_of
 from .auth_metadata import canonical_uri, same_resource
 from .auth_principal import InvalidToken, Principal, VerifierUnavailable
@@ -28,6 +39,32 @@ from .plain import listed
 CACHE_TTL = 60.0
 #: Introspection calls at once, by default.
 MAX_CONCURRENT = 16
+
+
+def _a_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _a_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _strings(value: Any) -> bool:
+    return all(isinstance(item, str) for item in listed(value))
+
+
+#: What each member an answer is read for must be when present (RFC 7662 §2.2; null
+#: counts as absent).
+MEMBERS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "exp": ("a number", _a_number),
+    "nbf": ("a number", _a_number),
+    "iat": ("a number", _a_number),
+    "iss": ("a string", _a_string),
+    "sub": ("a string", _a_string),
+    "username": ("a string", _a_string),
+    "client_id": ("a string", _a_string),
+    "aud": ("a string or a list of strings", _strings),
+}
 
 
 def _number(value: Any) -> float | None:
@@ -43,7 +80,8 @@ class IntrospectionVerifier:
     ``require_audience=False`` accepts answers without ``aud`` (some servers leave it
     out; then nothing says the token was meant for this server). Settings: ``leeway``,
     ``cache_ttl``, ``max_concurrent``, ``timeout``, ``max_document_bytes``,
-    ``scope_claims``, ``client_claims``; ``http`` an ``httpx.AsyncClient``."""
+    ``max_depth``, ``scope_claims``, ``client_claims``; ``http`` an
+    ``httpx.AsyncClient``."""
 
     def __init__(
         self,
@@ -59,6 +97,7 @@ class IntrospectionVerifier:
         max_concurrent: int = MAX_CONCURRENT,
         timeout: float = TIMEOUT,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
+        max_depth: int = MAX_DEPTH,
         scope_claims: Iterable[str] = SCOPE_CLAIMS,
         client_claims: Iterable[str] = CLIENT_CLAIMS,
         http: httpx.AsyncClient | None = None,
@@ -78,25 +117,25 @@ class IntrospectionVerifier:
         self.scope_claims = tuple(scope_claims)
         self.client_claims = tuple(client_claims)
         self.clock = clock
-        self.fetcher = Fetcher(http, timeout=timeout, max_bytes=max_document_bytes)
+        self.fetcher = Fetcher(
+            http, timeout=timeout, max_bytes=max_document_bytes, max_depth=max_depth
+        )
         self.turns = asyncio.Semaphore(max_concurrent)
         #: The HTTP app keeps an answer this long at most.
         self.cache_for: float | None = cache_ttl
 
     async def verify(self, token: str) -> Principal:
-        endpoint = self.endpoint or await self._discover()
-        async with self.turns:
-            answer = await self.fetcher.post_form(
-                endpoint,
-                "the introspection endpoint",
-                {"token": token, "token_type_hint": "access_token"},
-                self.credentials,
-            )
+        timeout = self.fetcher.timeout
+        answer = await within(timeout, self._ask(token), "introspecting a token")
         active = answer.get("active")
         if not isinstance(active, bool):
             raise VerifierUnavailable("the introspection answer has no boolean 'active'")
         if not active:
             raise InvalidToken("the token is not active")
+        for name, (kind, fits) in MEMBERS.items():
+            value = answer.get(name)
+            if value is not None and not fits(value):
+                raise VerifierUnavailable(f"the introspection answer's {name!r} is not {kind}")
         self._check(answer)
         subject = first_string(answer, ("sub", "username")) or ""
         issuer = answer.get("iss")
@@ -108,6 +147,17 @@ class IntrospectionVerifier:
             expires_at=_number(answer.get("exp")),
             claims=answer,
         )
+
+    async def _ask(self, token: str) -> dict[str, Any]:
+        """The introspection endpoint's answer about ``token``, its turn waited for."""
+        endpoint = self.endpoint or await self._discover()
+        async with self.turns:
+            return await self.fetcher.post_form(
+                endpoint,
+                "the introspection endpoint",
+                {"token": token, "token_type_hint": "access_token"},
+                self.credentials,
+            )
 
     def _check(self, answer: dict[str, Any]) -> None:
         now = self.clock()
@@ -134,8 +184,8 @@ class IntrospectionVerifier:
     async def _discover(self) -> str:
         assert self.issuer is not None
         metadata = await discover(self.fetcher, self.issuer)
-        endpoint = metadata.get("introspection_endpoint")
-        if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
+        endpoint = http_url(metadata.get("introspection_endpoint"))
+        if endpoint is None:
             raise VerifierUnavailable(
                 "the authorization server's metadata has no introspection_endpoint"
             )

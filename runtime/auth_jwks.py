@@ -5,7 +5,8 @@ the set (the server rotated its keys), but never more often than ``refetch_inter
 requests that need a fetch share it.
 
 When a refresh fails, the keys held are kept and the next try waits the interval; with
-no keys held at all, verification is unavailable (503) until a fetch succeeds.
+no keys held at all, or for a key id not among those held, verification is unavailable
+(503) until a fetch succeeds.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 
 from joserfc.jwk import JWKRegistry, Key
 
-from .auth_fetch import Fetcher, discover
+from .auth_fetch import Fetcher, discover, http_url, within
 from .auth_principal import VerifierUnavailable
+from .log_limit import LOG_INTERVAL, RateLimitedLog
 from .plain import objects
 
 log = logging.getLogger("mcpgen.runtime.auth")
@@ -60,7 +62,10 @@ def import_keys(document: dict[str, Any]) -> dict[str | None, list[Key]]:
 
 class KeySetCache:
     """The keys at ``jwks_uri`` (or, when None, at the ``jwks_uri`` of ``issuer``'s
-    metadata, whose ``issuer`` must be ``issuer`` exactly)."""
+    metadata, whose ``issuer`` must be ``issuer`` exactly). A fetch (discovery included)
+    is over within the fetcher's ``timeout``; it runs as a task of its own, so a request
+    that gives up waiting does not take the fetch others wait on with it. A failed
+    refresh while keys are held is logged once per cause per ``log_interval``."""
 
     def __init__(
         self,
@@ -70,6 +75,7 @@ class KeySetCache:
         issuer: str,
         ttl: float = JWKS_TTL,
         refetch_interval: float = REFETCH_INTERVAL,
+        log_interval: float = LOG_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if ttl <= 0 or refetch_interval < 0:
@@ -80,23 +86,35 @@ class KeySetCache:
         self.ttl = ttl
         self.refetch_interval = refetch_interval
         self.clock = clock
+        self.log = RateLimitedLog(log, log_interval)
         self.keys: dict[str | None, list[Key]] | None = None
         self.fetched_at = 0.0
         self.tried_at: float | None = None
+        #: Why the last fetch failed (None: it succeeded, or none was tried).
         self.failure: str | None = None
-        self.fetching: asyncio.Future[None] | None = None
+        self.fetching: asyncio.Task[None] | None = None
 
     async def lookup(self, kid: str | None) -> list[Key]:
         """The keys a token naming ``kid`` may be signed with (all keys when it names
-        none); empty when there is no such key even after a refetch allowed now.
-        VerifierUnavailable when no key set could be had."""
+        none); empty when the set has no such key even after a refetch allowed now.
+        VerifierUnavailable when no key set could be had, or when ``kid`` is not among
+        the keys held and the last fetch failed (it may be a rotated key the authorization
+        server could not hand over: unknown is not the same as refused)."""
         now = self.clock()
-        if self.keys is None or now - self.fetched_at >= self.ttl:
+        refreshed = self.keys is None or now - self.fetched_at >= self.ttl
+        if refreshed:
             await self._refresh(now)
         keys = self._matching(kid)
-        if not keys and kid is not None and self._may_fetch(self.clock()):
+        if keys or kid is None:
+            return keys
+        if not refreshed and (self.fetching is not None or self._may_fetch(self.clock())):
             await self._refresh(self.clock())  # a key id not seen yet: rotated keys?
             keys = self._matching(kid)
+        if not keys and self.failure is not None:
+            raise VerifierUnavailable(
+                f"the token's key id is not among the keys held, and fetching the JWKS "
+                f"failed: {self.failure}"
+            )
         return keys
 
     def _matching(self, kid: str | None) -> list[Key]:
@@ -110,32 +128,36 @@ class KeySetCache:
         return self.tried_at is None or now - self.tried_at >= self.refetch_interval
 
     async def _refresh(self, now: float) -> None:
-        if self.fetching is not None:  # someone is fetching: wait for that one
-            await asyncio.shield(self.fetching)
-            return
-        if not self._may_fetch(now):
-            return  # tried moments ago: keep what is held (or stay unavailable)
-        self.tried_at = now
-        fetching = self.fetching = asyncio.get_running_loop().create_future()
+        """Wait for the fetch under way, or start one if the interval allows it."""
+        if self.fetching is None:
+            if not self._may_fetch(now):
+                return  # tried moments ago: keep what is held (or stay unavailable)
+            self.tried_at = now
+            self.fetching = asyncio.ensure_future(self._keep_fetched())
+        await asyncio.shield(self.fetching)
+
+    async def _keep_fetched(self) -> None:
+        """Fetch the set and keep it; on failure keep what is held and say why."""
         try:
-            self.keys = await self._fetch()
+            what = f"fetching the JWKS ({self.jwks_uri or 'through ' + self.issuer})"
+            self.keys = await within(self.fetcher.timeout, self._fetch(), what)
             self.fetched_at = self.clock()
             self.failure = None
         except VerifierUnavailable as exc:
             self.failure = str(exc)
-            log.warning(
-                "fetching the JWKS failed: %s%s", exc, " (keeping the keys held)" * bool(self.keys)
-            )
+            if self.keys:  # no request fails for it: this line is all that tells
+                self.log.warning(
+                    self.failure, "fetching the JWKS failed (keeping the keys held): %s", exc
+                )
         finally:
             self.fetching = None
-            fetching.set_result(None)
 
     async def _fetch(self) -> dict[str | None, list[Key]]:
         uri = self.jwks_uri
         if uri is None:
             metadata = await discover(self.fetcher, self.issuer)
-            found = metadata.get("jwks_uri")
-            if not isinstance(found, str) or not found.startswith(("https://", "http://")):
+            found = http_url(metadata.get("jwks_uri"))
+            if found is None:
                 raise VerifierUnavailable("the authorization server's metadata has no jwks_uri")
             uri = found
         return import_keys(await self.fetcher.get(uri, f"the JWKS at {uri}"))

@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
-import msgspec
 from joserfc import jwt
 from joserfc.errors import ExpiredTokenError, JoseError, MissingClaimError
 from joserfc.jwk import Key
 
-from .auth_fetch import MAX_DOCUMENT_BYTES, TIMEOUT, Fetcher
+from .auth_fetch import MAX_DEPTH, MAX_DOCUMENT_BYTES, TIMEOUT, Fetcher, decode_json
 from .auth_jwks import JWKS_TTL, REFETCH_INTERVAL, KeySetCache
 from .auth_metadata import canonical_uri, same_resource
 from .auth_principal import InvalidToken, Principal
+from .log_limit import LOG_INTERVAL
 
 #: Signature algorithms accepted by default: asymmetric ones only.
 ALGORITHMS = (
@@ -53,15 +53,21 @@ def _segment(part: str) -> bytes:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
-def read_header(token: str) -> dict[str, Any]:
-    """The protected header of a compact JWS, unverified (InvalidToken if it is not one)."""
+def read_header(token: str, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """The protected header of a compact JWS, unverified: InvalidToken if it is not one,
+    whatever its bytes (not base64url, not UTF-8, not JSON, nested deeper than
+    ``max_depth``)."""
     parts = token.split(".")
     if len(parts) != 3 or not all(parts[:2]):
         raise InvalidToken("the token is not a signed JWT (compact JWS)")
     try:
-        header = msgspec.json.decode(_segment(parts[0]))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
-        raise InvalidToken("the token's header is not base64url JSON") from None
+        raw = _segment(parts[0])
+    except (binascii.Error, ValueError):
+        raise InvalidToken("the token's header is not base64url") from None
+    try:
+        header = decode_json(raw, max_depth)
+    except ValueError as exc:
+        raise InvalidToken(f"the token's header is {exc}") from None
     if not isinstance(header, dict):
         raise InvalidToken("the token's header is not a JSON object")
     return header  # type: ignore[return-value]
@@ -94,9 +100,12 @@ class JwtVerifier:
     Settings: ``algorithms`` (the allow-list; ``none`` and HMAC ones are refused),
     ``leeway`` (seconds of clock skew), ``jwks_ttl`` (seconds a key set is used),
     ``refetch_interval`` (seconds at least between fetches of the key set), ``timeout``
-    and ``max_document_bytes`` (each exchange with the authorization server),
-    ``scope_claims`` and ``client_claims`` (where scopes and the client id are read
-    from); ``http`` an ``httpx.AsyncClient`` to fetch with (tests: an ASGI transport).
+    (seconds a fetch of the key set may take in all, discovery included),
+    ``max_document_bytes`` (each document from the authorization server), ``max_depth``
+    (nesting in those documents and in a token's header), ``log_interval`` (seconds
+    between two log lines about one cause of failed fetches), ``scope_claims`` and
+    ``client_claims`` (where scopes and the client id are read from); ``http`` an
+    ``httpx.AsyncClient`` to fetch with (tests: an ASGI transport).
     """
 
     def __init__(
@@ -111,6 +120,8 @@ class JwtVerifier:
         refetch_interval: float = REFETCH_INTERVAL,
         timeout: float = TIMEOUT,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
+        max_depth: int = MAX_DEPTH,
+        log_interval: float = LOG_INTERVAL,
         scope_claims: Iterable[str] = SCOPE_CLAIMS,
         client_claims: Iterable[str] = CLIENT_CLAIMS,
         http: httpx.AsyncClient | None = None,
@@ -131,19 +142,21 @@ class JwtVerifier:
         self.scope_claims = tuple(scope_claims)
         self.client_claims = tuple(client_claims)
         self.clock = clock
-        fetcher = Fetcher(http, timeout=timeout, max_bytes=max_document_bytes)
+        fetcher = Fetcher(http, timeout=timeout, max_bytes=max_document_bytes, max_depth=max_depth)
+        self.max_depth = max_depth
         self.keys = KeySetCache(
             fetcher,
             jwks_uri=jwks_uri,
             issuer=issuer,
             ttl=jwks_ttl,
             refetch_interval=refetch_interval,
+            log_interval=log_interval,
         )
         #: A JWT is cached until it expires (nothing shorter).
         self.cache_for: float | None = None
 
     async def verify(self, token: str) -> Principal:
-        header = read_header(token)
+        header = read_header(token, self.max_depth)
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise InvalidToken(f"signature algorithm {str(alg)[:20]!r} is not accepted")

@@ -16,7 +16,10 @@ before it reads a body.
 3. ``serve_metadata``: the protected resource metadata (RFC 9728) at its well-known
    paths, to anyone (it is public).
 
-Every refusal carries a JSON-RPC error body, as the app's other refusals do.
+Every refusal carries a JSON-RPC error body, as the app's other refusals do. A refused
+token is not logged (the client hears why); a token that cannot be checked now, and a
+verifier that fails, are logged once per cause per ``log_interval``, however many
+requests meet them.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .auth_policy import NAMED, Lookup, ScopePolicy, scope_set
 from .auth_principal import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 from .errors import INVALID_REQUEST
 from .jsonrpc import RequestId
+from .log_limit import LOG_INTERVAL, RateLimitedLog
 from .modern import probe
 
 log = logging.getLogger("mcpgen.runtime.auth")
@@ -63,7 +67,8 @@ class ResourceServer:
     asks for; clients step up to the others when a 403 names them);
     ``metadata_document`` adds members to it. ``max_token_bytes`` bounds a token;
     ``cache_size`` how many verified tokens are remembered (each until it expires, or
-    the verifier's ``cache_for``).
+    the verifier's ``cache_for``); ``log_interval`` is the least time between two log
+    lines about one cause (the verifier unavailable, or failing).
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class ResourceServer:
         metadata_document: dict[str, Any] | None = None,
         max_token_bytes: int = MAX_TOKEN_BYTES,
         cache_size: int = CACHE_SIZE,
+        log_interval: float = LOG_INTERVAL,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_token_bytes < 1:
@@ -106,6 +112,7 @@ class ResourceServer:
         )
         self.max_token_bytes = max_token_bytes
         self.cache = TokenCache(cache_size, clock)
+        self.log = RateLimitedLog(log, log_interval)
         #: Verifications under way, by token digest: concurrent requests share one.
         self.pending: dict[bytes, asyncio.Future[Principal]] = {}
 
@@ -175,7 +182,7 @@ class ResourceServer:
                 await self._challenge(send, 401, "invalid_token", f"Unauthorized: {why}", why)
                 return None
             except VerifierUnavailable as exc:
-                log.warning("cannot verify a token now: %s", exc)
+                self.log.warning(str(exc), "cannot verify a token now: %s", exc)
                 message = "Service Unavailable: the token cannot be verified now; retry later"
                 body = error_body(INVALID_REQUEST, message)
                 await respond(send, 503, body, extra={"retry-after": str(RETRY_AFTER)})
@@ -200,11 +207,13 @@ class ResourceServer:
                 principal = await self.verifier.verify(token)
             except (InvalidToken, VerifierUnavailable):
                 raise
-            except Exception:  # a verifier's bug must not become a 500, nor access
-                log.exception("the token verifier failed")
+            except Exception as exc:  # a verifier's bug must not become a 500, nor access
+                cause = f"the token verifier failed: {type(exc).__name__}"
+                self.log.log(logging.ERROR, cause, "%s", cause, exc_info=True)
                 raise InvalidToken("the token could not be verified") from None
             if not isinstance(principal, Principal):  # pyright: ignore[reportUnnecessaryIsInstance]
-                log.error("the token verifier returned %r, not a Principal", principal)
+                cause = f"the token verifier returned a {type(principal).__name__}"
+                self.log.log(logging.ERROR, cause, "%s, not a Principal", cause)
                 raise InvalidToken("the token could not be verified")
             self.cache.put(digest, principal, getattr(self.verifier, "cache_for", None))
             future.set_result(principal)

@@ -8,12 +8,14 @@ or serve it with uvicorn on 127.0.0.1.
 Its keys are made with joserfc. Tests also mint tokens directly (``mint``): expired, not
 yet valid, for another audience or issuer, signed with another key, ``alg: none``.
 Switches make its endpoints misbehave: ``jwks_mode`` / ``introspection_mode`` ``"down"``
-(HTTP 500), ``"garbage"`` (not JSON), ``"empty"`` (no keys / not an object), and
-``metadata_issuer`` names another issuer in its metadata.
+(HTTP 500), ``"garbage"`` (not JSON), ``"empty"`` (no keys / not an object),
+``metadata_issuer`` names another issuer in its metadata, and ``forced`` answers a path
+(any of them) with the bytes it holds, as HTTP 200 ``application/json``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -45,6 +47,11 @@ class AuthServer:
         self.jwks_mode = "ok"
         self.introspection_mode = "ok"
         self.metadata_issuer: str | None = None
+        #: path -> the body every request to it gets (200, application/json)
+        self.forced: dict[str, bytes] = {}
+        #: When set, a JWKS request sets ``jwks_asked`` and waits for the gate to open.
+        self.jwks_gate: asyncio.Event | None = None
+        self.jwks_asked: asyncio.Event | None = None
         self.jwks_fetches = 0
         self.introspections = 0
         self.codes: dict[str, dict[str, Any]] = {}
@@ -133,10 +140,19 @@ class AuthServer:
         path, method = scope["path"], scope["method"]
         query = {k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode()).items()}
         form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-        if path == "/.well-known/oauth-authorization-server":
+        forced = self.forced.get(path)
+        if forced is not None:
+            self.jwks_fetches += path == "/jwks"
+            self.introspections += path == "/introspect"
+            await self._raw(send, 200, forced, "application/json")
+        elif path == "/.well-known/oauth-authorization-server":
             await self._json(send, 200, self.metadata())
         elif path == "/jwks":
             self.jwks_fetches += 1
+            if self.jwks_gate is not None:
+                if self.jwks_asked is not None:
+                    self.jwks_asked.set()
+                await self.jwks_gate.wait()
             await self._misbehaving(send, self.jwks_mode, self.jwks())
         elif path == "/authorize" and method == "GET":
             await self._authorize(send, query)
@@ -146,7 +162,7 @@ class AuthServer:
             await self._register(send, json.loads(body or b"{}"))
         elif path == "/introspect" and method == "POST":
             self.introspections += 1
-            await self._misbehaving(send, self.introspection_mode, self._introspect(form))
+            await self._misbehaving(send, self.introspection_mode, self.introspect(form))
         else:
             await self._json(send, 404, {"error": "not_found"})
 
@@ -214,7 +230,7 @@ class AuthServer:
         client["client_id_issued_at"] = int(time.time())
         await self._json(send, 201, client)
 
-    def _introspect(self, form: dict[str, str]) -> dict[str, Any]:
+    def introspect(self, form: dict[str, str]) -> dict[str, Any]:
         token = form.get("token", "")
         claims = self.opaque.get(token)
         if claims is None:
