@@ -52,6 +52,11 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     header_timeout: float = 10.0
     #: Seconds an HTTP client may take to send a request body; a slower one gets 408.
     body_timeout: float = 30.0
+    #: Seconds a server waits for the client's answer to its own request (sampling,
+    #: elicitation, roots, ping); then it cancels the request at the client and the handler
+    #: gets ``errors.RequestTimeout`` (a tool's result says so). A client's timeout is
+    #: ``ClientSession(request_timeout=...)``.
+    request_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:
