@@ -210,9 +210,12 @@ class Session:
             if not task.done():  # an eagerly started handler may have finished already
                 self._handlers[event.id] = (task, scope)
         elif isinstance(event, ev.Listen):
-            honoured, ack = self.conn.modern.acknowledge(event)
+            honoured, frame = self.conn.modern.acknowledge(event, self.listening.values())
+            if honoured is None:  # refused: this connection's streams would hold too much
+                await self._send(frame, related=event.id, final=True, status=400)
+                return
             self.listening[event.id] = honoured
-            await self._send(ack, related=event.id)
+            await self._send(frame, related=event.id)
         elif isinstance(event, ev.Answer):
             future = self._waiting.pop(event.id, None)
             if future is not None and not future.done():
