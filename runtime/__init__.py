@@ -19,6 +19,7 @@ from .errors import (
     ConnectionClosed,
     McpError,
     NegotiationError,
+    RequestTimeout,
 )
 from .extensions import Extension, ExtensionMethod
 from .limits import Limits
@@ -104,6 +105,7 @@ __all__ = [
     "Principal",
     "ResourceServer",
     "RequestScope",
+    "RequestTimeout",
     "ScopePolicy",
     "Server",
     "Session",

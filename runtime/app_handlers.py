@@ -91,14 +91,24 @@ def handlers_class(app: App, base: type) -> type:
             raise resource_not_found(uri)
 
         async def subscribe(_: Any, params: Any, ctx: Any) -> Any:
-            return {}  # the runtime records the session's subscription
+            """Only to a URI a resource has or a template matches (the runtime records the
+            session's subscription, within its limits)."""
+            uri = params.uri
+            if uri not in app.resources and not any(
+                template.match(uri) is not None for template in app.templates.values()
+            ):
+                raise resource_not_found(uri)
+            return {}
+
+        async def unsubscribe(_: Any, params: Any, ctx: Any) -> Any:
+            return {}  # from anything: a resource removed since is let go of too
 
         methods.update(
             list_resources=list_resources,
             list_resource_templates=list_resource_templates,
             read_resource=read_resource,
             subscribe=subscribe,
-            unsubscribe=subscribe,
+            unsubscribe=unsubscribe,
         )
     if app.completions:
 

@@ -244,7 +244,7 @@ class ClientSession:
             version = await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
         except asyncio.TimeoutError:
             raise TimeoutError(
-                f"the server did not answer initialize within {timeout:g} s"
+                f"the server did not answer initialize within {timeout:g} s (connect's timeout)"
             ) from None
         except asyncio.CancelledError:
             if self.session.negotiated.cancelled():

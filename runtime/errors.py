@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 import msgspec
@@ -39,6 +41,41 @@ def resource_not_found(uri: str) -> McpError:
     """The error for reading an unknown resource; its code follows the peer's era (the
     connection maps it to INVALID_PARAMS for modern peers)."""
     return McpError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+if sys.version_info >= (3, 11):
+    _Timeout = TimeoutError  # asyncio's is the builtin one
+else:
+
+    class _Timeout(asyncio.TimeoutError, TimeoutError):
+        """Caught by ``except asyncio.TimeoutError`` and ``except TimeoutError`` alike."""
+
+
+#: What sets a side's timeout for its requests, when the caller of a request gives none.
+TIMEOUT_SETTINGS = {
+    "server": "Limits.request_timeout",
+    "client": "ClientSession(request_timeout=...)",
+}
+#: What sets the timeout a request's caller gives, by method.
+GIVEN_TIMEOUTS = {"server/discover": "ClientSession.connect(probe_timeout=...)"}
+
+
+class RequestTimeout(_Timeout):
+    """A request ``side`` sent that its peer did not answer in time (it was cancelled at
+    the peer): which one, after how many seconds, and the setting that set the timeout
+    (``given``: the request's caller gave it, rather than ``side``'s own setting)."""
+
+    def __init__(self, side: str, method: str, seconds: float, given: bool = False) -> None:
+        setting = (
+            GIVEN_TIMEOUTS.get(method, "the caller's timeout")
+            if given
+            else TIMEOUT_SETTINGS.get(side, "the request's timeout")
+        )
+        peer = "client" if side == "server" else "server"
+        super().__init__(f"the {peer} did not answer {method} within {seconds:g} s ({setting})")
+        self.method = method
+        self.seconds = seconds
+        self.setting = setting
 
 
 class ConnectionClosed(Exception):

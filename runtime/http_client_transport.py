@@ -202,7 +202,7 @@ class HttpClientTransport:
                 await self._answer(response, request_id)
         except (httpx.HTTPError, OSError, TooLarge, UnicodeDecodeError) as exc:
             if request_id is not None:
-                self._fail(request_id, INTERNAL_ERROR, f"HTTP request failed: {exc}")
+                self._fail(request_id, INTERNAL_ERROR, _failure(exc))
             else:
                 log.debug("POST failed: %s", exc)
         except Exception as exc:  # a defect: the request fails now, not at its timeout
@@ -341,6 +341,17 @@ class HttpClientTransport:
 class _Answer(msgspec.Struct):
     id: Any = UNSET
     method: Any = UNSET
+
+
+def _failure(exc: Exception) -> str:
+    """Why an HTTP request failed, for the error its caller gets (httpx's timeouts say
+    nothing themselves)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return (
+            f"HTTP request failed: {type(exc).__name__}: the server sent nothing within the"
+            " HTTP client's timeout (HttpClientTransport(timeout=...))"
+        )
+    return f"HTTP request failed: {exc or type(exc).__name__}"
 
 
 def _answers(frame: bytes, request_id: RequestId) -> bool:

@@ -70,6 +70,22 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: decided from the headers) is kept half-closed, what the client still sends
     #: discarded, so that it reads the answer rather than a reset; then it is closed.
     linger_timeout: float = 2.0
+    #: Resources one session may be subscribed to at once: a legacy session's
+    #: ``resources/subscribe`` URIs; in 2026-07-28 the URIs (and task ids) one
+    #: ``subscriptions/listen`` names, and those of one connection's open listen streams
+    #: together (a stream naming none counts as one). Beyond it: -32602 naming this limit;
+    #: the subscriptions held are kept.
+    max_subscriptions: int = 1000
+    #: Longest URI (in characters) a client may subscribe to, or name in a listen filter
+    #: (task ids there too); a longer one is refused with -32602 and nothing is held.
+    #: 2,048 is more than real resource URIs need; a server whose own URIs run longer
+    #: raises it.
+    max_uri_length: int = 2048
+    #: Seconds a server waits for the client's answer to its own request (sampling,
+    #: elicitation, roots, ping); then it cancels the request at the client and the handler
+    #: gets ``errors.RequestTimeout`` (a tool's result says so). A client's timeout is
+    #: ``ClientSession(request_timeout=...)``.
+    request_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:

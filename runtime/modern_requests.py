@@ -6,7 +6,7 @@ carry their answers so far in a signed ``requestState``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -25,6 +25,7 @@ from .events import Event, IncomingNotification, IncomingRequest, Inputs, Listen
 from .advertised import capabilities_for, client_meta, info_for, stamped
 from .negotiation import VersionInfo, has_capability
 from .plain import as_object
+from .subscription_limits import listen_refusal, streams_refusal
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -140,6 +141,9 @@ class ModernRequests:
                         f"Missing required client capability: {'.'.join(needed)} ({key})",
                         {"requiredCapabilities": {needed[0]: {needed[1]: {}}}},
                     )
+            refusal = listen_refusal(notifications or {}, self.conn.limits)
+            if refusal is not None:
+                raise refusal
             return [Listen(m.id, notifications or {}, peer)]
         inputs = self._inputs(m, p) if m.method in modern.INPUT_METHODS else None
         return [
@@ -237,13 +241,20 @@ class ModernRequests:
             result["instructions"] = self.conn.instructions
         return result
 
-    def acknowledge(self, listen: Listen) -> tuple[dict[str, bool | list[str]], bytes]:
-        """The filter this server honours for a listen request, and the acknowledgement."""
+    def acknowledge(
+        self, listen: Listen, open_streams: Iterable[Mapping[str, Any]] = ()
+    ) -> tuple[dict[str, bool | list[str]] | None, bytes]:
+        """The filter this server honours for a listen request, and the acknowledgement;
+        or None and the refusal, when with the filters of the connection's ``open_streams``
+        it would name more than ``Limits.max_subscriptions`` things."""
         caps = self.conn.capabilities
         honoured: dict[str, Any] = {}
         for key, capability in _LISTEN_FILTERS.items():
             if listen.requested.get(key) and has_capability(caps, capability):
                 honoured[key] = listen.requested[key]
+        refusal = streams_refusal(open_streams, honoured, self.conn.limits)
+        if refusal is not None:
+            return None, self.conn.error(listen.id, refusal, listen.peer.version)
         params = {
             "notifications": honoured,
             "_meta": {modern.SUBSCRIPTION_ID: listen.id},

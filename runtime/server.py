@@ -16,6 +16,7 @@ from .contracts import Binding
 from .negotiation import Versions
 from .request_scope import RequestScope
 from .session import RESOURCE_UPDATES, Session, Transport
+from .subscription_limits import subscribe_refusal
 from .contracts import Publish
 from .extensions import Extension, declare, extension_row
 from .middleware import Call, Chain, Middleware
@@ -45,9 +46,10 @@ def legacy_task_capability() -> dict[str, Any]:
 log = logging.getLogger("mcpgen.runtime")
 F = TypeVar("F", bound=Callable[..., Any])
 
+SUBSCRIBE = "resources/subscribe"
 #: Requests that (un)subscribe a legacy session to one resource's updates, once answered.
 SUBSCRIBING: dict[str, Callable[[set[str], str], None]] = {
-    "resources/subscribe": set[str].add,
+    SUBSCRIBE: set[str].add,
     "resources/unsubscribe": set[str].discard,
 }
 #: What changed → the notification announcing it and the listen filter that asks for it.
@@ -287,13 +289,28 @@ class Server:
         """A request whose answer the server notes: a tool listing (its tools' header
         annotations), a (un)subscription the handler accepted."""
         name = event.spec.name
+        if name != LIST_TOOLS:
+            return await self._subscription(event, scope, ctx, handler)
         result = await handler(event.params, ctx)
-        if name == LIST_TOOLS:
-            self.tool_headers.learn(result)
-        elif name in SUBSCRIBING:  # the handler accepted: the session is (un)subscribed
-            uri = getattr(event.params, "uri", None)
-            if isinstance(uri, str):
-                SUBSCRIBING[name](scope.session.subscriptions, uri)
+        self.tool_headers.learn(result)
+        return result
+
+    async def _subscription(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Any:
+        """(Un)subscribe the session to a URI once the handler accepts (the handler decides
+        which URIs name a resource). A subscription beyond the session's limits
+        (``subscription_limits``) is refused before the handler runs, and again should the
+        session have filled up while it ran."""
+        name, uri = event.spec.name, getattr(event.params, "uri", None)
+        held, limits = scope.session.subscriptions, scope.session.conn.limits
+        if name == SUBSCRIBE and (refusal := subscribe_refusal(held, uri, limits)) is not None:
+            raise refusal
+        result = await handler(event.params, ctx)
+        if isinstance(uri, str):
+            if name == SUBSCRIBE and (refusal := subscribe_refusal(held, uri, limits)):
+                raise refusal
+            SUBSCRIBING[name](held, uri)
         return result
 
     async def learn_tool_headers(self, event: c.IncomingRequest, scope: RequestScope) -> None:

@@ -23,6 +23,7 @@ from .errors import (
     SERVER_BUSY,
     ConnectionClosed,
     McpError,
+    RequestTimeout,
 )
 from .jsonrpc import Parsed, RequestId, parse
 from .lifecycle import State
@@ -36,6 +37,8 @@ RESOURCE_UPDATES = "resourceSubscriptions"
 MATCHED = {RESOURCE_UPDATES: "uri", "taskIds": "taskId"}
 #: What only modern listen streams are told (the tasks extension's status notifications).
 MODERN_ONLY = frozenset({"taskIds"})
+#: ``Session(request_timeout=...)``'s default: the connection's ``Limits.request_timeout``.
+FROM_LIMITS = -1.0
 
 #: Answers an incoming request: (event, context) -> result.
 Dispatch = Callable[[ev.IncomingRequest, "RequestScope"], Awaitable[Any]]
@@ -93,7 +96,7 @@ class Session:
         transport: Transport,
         dispatch: Dispatch | None = None,
         on_notification: NotificationHook | None = None,
-        request_timeout: float | None = 60.0,
+        request_timeout: float | None = FROM_LIMITS,
     ) -> None:
         self.conn = conn
         self.transport = transport
@@ -207,9 +210,12 @@ class Session:
             if not task.done():  # an eagerly started handler may have finished already
                 self._handlers[event.id] = (task, scope)
         elif isinstance(event, ev.Listen):
-            honoured, ack = self.conn.modern.acknowledge(event)
+            honoured, frame = self.conn.modern.acknowledge(event, self.listening.values())
+            if honoured is None:  # refused: this connection's streams would hold too much
+                await self._send(frame, related=event.id, final=True, status=400)
+                return
             self.listening[event.id] = honoured
-            await self._send(ack, related=event.id)
+            await self._send(frame, related=event.id)
         elif isinstance(event, ev.Answer):
             future = self._waiting.pop(event.id, None)
             if future is not None and not future.done():
@@ -309,6 +315,8 @@ class Session:
             except McpError as exc:
                 frame = self.conn.error(event.id, exc, version)
                 status = http_status(exc.code) if version is not None else None
+            except RequestTimeout as exc:  # the handler's own request went unanswered
+                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(exc)), version)
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
                 if event.batch is not None:
@@ -371,7 +379,8 @@ class Session:
         **decoding: Any,
     ) -> Any:
         """Send a request and wait for its (decoded) result; raises ``McpError`` on an error
-        answer, ``TimeoutError`` (after cancelling it at the peer) when none comes in time.
+        answer, ``RequestTimeout`` (after cancelling it at the peer) when none comes in
+        ``timeout`` seconds, by default the session's ``request_timeout``.
         ``decoding`` goes to ``Connection.request`` (``result``, ``task_result``,
         ``capabilities``)."""
         if self._closed:
@@ -384,15 +393,21 @@ class Session:
         if progress is not None and token is not None:
             self._progress[token] = progress
         await self._send(frame, related=related)
+        seconds = timeout or self.request_timeout
+        if seconds == FROM_LIMITS:
+            seconds = self.conn.limits.request_timeout
         try:
-            return await asyncio.wait_for(future, timeout or self.request_timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+            return await asyncio.wait_for(future, seconds)
+        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+            late = isinstance(exc, asyncio.TimeoutError)
             if self.conn.forget(request_id):
+                reason = f"timed out after {seconds:g} s" if late else "cancelled by sender"
                 await self.notify(
-                    "notifications/cancelled",
-                    {"requestId": request_id, "reason": "cancelled by sender"},
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
                 )
-            raise
+            if not late:
+                raise
+            raise RequestTimeout(self.conn.role, method, seconds or 0.0, bool(timeout)) from None
         finally:
             self._waiting.pop(request_id, None)
             if token is not None:

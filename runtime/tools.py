@@ -21,7 +21,7 @@ import msgspec
 
 from . import content as helpers
 from .docstrings import parse
-from .errors import INVALID_PARAMS, McpError
+from .errors import INVALID_PARAMS, McpError, RequestTimeout
 from .modern import InputRequired
 from .plain import as_array, listed
 from .schemas import Signature, awaitable, call, object_schema
@@ -164,6 +164,9 @@ class RegisteredTool:
             return self.error(str(exc))
         except (McpError, InputRequired):  # the protocol's own answers, not the tool's
             raise
+        except RequestTimeout as exc:  # it asked the client (elicit, sample, …): no answer
+            log.warning("tool %r: %s", self.name, exc)
+            return self.error(f"Tool {self.name!r} gave up: {exc}")
         except Exception:
             log.exception("tool %r failed", self.name)
             return self.error(f"Internal error in tool {self.name!r}")

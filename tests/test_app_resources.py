@@ -269,3 +269,30 @@ def test_a_modern_listen_stream_gets_updates_of_the_uris_it_named() -> None:
             assert (await client.read_resource(uri="notes://b")).contents  # still serving
 
     run(scenario())
+
+
+def test_subscribing_to_a_uri_no_resource_or_template_names_is_refused() -> None:
+    """Legacy ``resources/subscribe`` of a URI that names nothing gets -32002 "Resource
+    not found" (those versions' code for it) and holds nothing; a resource's URI and one a
+    template matches are taken, and unsubscribing lets go of one."""
+    shelf = App("shelf", binding=stubs)
+    shelf.add_resource("notes://index", lambda: "index")
+    shelf.add_resource("notes://{folder}/{name}", lambda folder, name: f"{folder}/{name}")
+
+    async def scenario() -> None:
+        options: dict[str, Any] = {"mode": "legacy", "client_class": legacy.Client}
+        async with shelf.test_client(**options) as client:
+            with pytest.raises(McpError) as refused:
+                await client.subscribe(uri="films://nowhere")
+            assert refused.value.code == RESOURCE_NOT_FOUND
+            assert refused.value.message == "Resource not found: films://nowhere"
+            (session,) = shelf.server.sessions
+            assert session.subscriptions == set()
+            await client.subscribe(uri="notes://index")
+            await client.subscribe(uri="notes://work/todo")
+            assert session.subscriptions == {"notes://index", "notes://work/todo"}
+            await client.unsubscribe(uri="notes://index")
+            assert session.subscriptions == {"notes://work/todo"}
+            assert (await client.read_resource(uri="notes://index")).contents
+
+    run(scenario())

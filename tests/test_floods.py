@@ -47,7 +47,8 @@ from flood_wire import (
     works,
 )
 
-from mcpgen.runtime import INVALID_REQUEST
+from mcpgen.runtime import INVALID_PARAMS, INVALID_REQUEST
+from mcpgen.runtime.limits import DEFAULT
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 
@@ -172,6 +173,80 @@ def test_deeply_nested_messages_are_refused_over_stdio(start: Start) -> None:
 def test_batches_over_the_limit_are_refused_whole(start: Start) -> None:
     batch = b"[" + b",".join(message(i, "ping") for i in range(1000)) + b"]"
     refused_over_stdio(start, "2025-03-26", batch, "batches (of 1000 pings)")
+
+
+# -- stdio: resource subscriptions ---------------------------------------------------------------
+
+
+#: ``test://template/{id}/data`` (the everything server's template) matches any ``id``.
+def subscriptions(first: int, ids: list[str]) -> bytes:
+    return b"".join(
+        message(first + n, "resources/subscribe", {"uri": f"test://template/{i}/data"}) + b"\n"
+        for n, i in enumerate(ids)
+    )
+
+
+#: 500 subscriptions to 100 KiB URIs (a template matches them all). Before the length
+#: limit each was held by its session: 37 -> 85 MiB (the reviewer's figures; measured
+#: here without the limit: +49 MiB). Refused for their length now, none is held. Then the
+#: session fills up to ``max_subscriptions`` (1,000) with URIs of the longest length
+#: allowed (2,048 characters, about 2.2 MiB held with the set's table), and 500 more are
+#: refused for the count. A warm-up of 200 long URIs first lets the allocator's heap grow
+#: to what reading such lines takes (with a warm-up of 50 the growth measured 1.9-5.6 MiB,
+#: the same lines' transient copies; after 200: 0.3-0.4 MiB, what is held fitting in the
+#: heap those left free). Bound: 8 MiB, a sixth of the +49 MiB without the limit.
+LONG_URIS = 500
+LONG_URI = 100 * 1024
+WARM_UP = 200
+SUBSCRIPTIONS_BOUND = 8 * MiB
+
+
+def test_subscriptions_are_bounded_in_uri_length_and_count(start: Start) -> None:
+    """Subscriptions to 100 KiB URIs are refused and none is held; a session holds at most
+    ``max_subscriptions`` URIs of the longest length allowed; the server's growth stays
+    within the bound, and it answers a ping after each flood."""
+    server = start("stdio")
+    lines = stdio_session(server)
+    assert server.proc.stdin is not None
+    stdin = server.proc.stdin.fileno()
+    limits = DEFAULT
+    # the longest id that keeps the URI within max_uri_length
+    longest = limits.max_uri_length - len("test://template//data")
+
+    def flood(frames: bytes, count: int) -> list[Any]:
+        writer, _ = send_from_thread(stdin, frames)
+        answers = lines.read(count, timeout=60)
+        writer.join(READ_TIMEOUT)
+        return answers
+
+    def refused_for(answers: list[Any], limit: str) -> bool:
+        return all(
+            a["error"]["code"] == INVALID_PARAMS and a["error"]["data"]["limit"] == limit
+            for a in answers
+        )
+
+    long_ids = ["x" * LONG_URI + str(n) for n in range(LONG_URIS)]
+    warm_up = long_ids[:WARM_UP]
+    assert refused_for(flood(subscriptions(1, warm_up), WARM_UP), "max_uri_length")
+    memory = Memory.of(server)
+    assert refused_for(flood(subscriptions(1000, long_ids), LONG_URIS), "max_uri_length")
+    stdio_ping(server, lines)
+    taken_long = Memory.of(server).before - memory.before
+    full = [str(n).rjust(longest, "y") for n in range(limits.max_subscriptions)]
+    answers = flood(subscriptions(10_000, full), len(full))
+    assert all(a["result"] == {} for a in answers), answers[:3]
+    more = [str(n).rjust(longest, "z") for n in range(LONG_URIS)]
+    assert refused_for(flood(subscriptions(20_000, more), len(more)), "max_subscriptions")
+    stdio_ping(server, lines)
+    memory.measure(server)
+    report(
+        "stdio subscriptions",
+        memory,
+        SUBSCRIPTIONS_BOUND,
+        f"; {LONG_URIS} x {LONG_URI // 1024} KiB URIs refused (RSS {taken_long / MiB:+.1f} MiB),"
+        f" then {len(full)} x {limits.max_uri_length} characters held and {len(more)} refused",
+    )
+    assert memory.growth < SUBSCRIPTIONS_BOUND, memory
 
 
 # -- HTTP: legacy sessions --------------------------------------------------------------------

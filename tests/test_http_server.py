@@ -1211,6 +1211,22 @@ def test_listen_acknowledges_then_delivers_tagged_list_changes(endpoint: Endpoin
     endpoint.assert_serving()
 
 
+def test_a_listen_naming_too_many_or_too_long_uris_is_refused_with_400(endpoint: Endpoint) -> None:
+    """``Limits.max_subscriptions`` URIs per listen filter, each at most
+    ``Limits.max_uri_length`` characters: beyond either, -32602 naming the limit (HTTP
+    400), and no stream is opened."""
+    many = [f"test://template/{n}/data" for n in range(1001)]
+    long = ["test://static-text", "test://template/" + "x" * 3000 + "/data"]
+    for uris, limit in ((many, "max_subscriptions"), (long, "max_uri_length")):
+        notifications = {"resourceSubscriptions": uris}
+        request_id, response = endpoint.modern(
+            "subscriptions/listen", {"notifications": notifications}
+        )
+        error = rpc_error(response, 400, INVALID_PARAMS, request_id)
+        assert error["data"]["limit"] == limit and f"Limits.{limit}" in error["message"]
+    endpoint.assert_serving()
+
+
 def test_closing_a_modern_stream_cancels_the_handler(served: Served) -> None:
     endpoint, probe = served.endpoint, served.probe
     probe.started.clear()
