@@ -46,8 +46,9 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 
 from .errors import INTERNAL_ERROR
 from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
-from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TaskError
-from .task_store import TaskRecord, TaskStatus, answered, cursor_of, moved, until_terminal
+from .task_store import DEFAULT_TTL_MS, MAX_TASKS, MAX_TASKS_PER_OWNER, MAX_TTL_MS
+from .task_store import POLL_INTERVAL_MS, TaskError, TaskRecord, TaskStatus
+from .task_store import answered, cursor_of, full, moved, until_terminal
 
 log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
@@ -92,9 +93,10 @@ class RedisTaskStore:
     open). Every limit is a setting with a safe default:
 
     * ``max_tasks`` (10,000): live tasks under the prefix, all processes together; creating
-      one more first drops the expired, then refuses (TaskError).
+      one more first drops the expired, then refuses (TaskLimitReached).
+    * ``max_tasks_per_owner`` (1,000): of them, one owner's (likewise).
     * ``default_ttl_ms`` (1 hour): the retention of a task that asks for none.
-    * ``max_ttl_ms`` (1 day): the longest retention granted; never None, since records
+    * ``max_ttl_ms`` (1 hour): the longest retention granted; never None, since records
       outlive the processes.
     * ``poll_interval_ms`` (1 s): the poll interval suggested to requesters.
     * ``lease_ms`` (30 s): how long after its process stopped renewing its lease (every
@@ -111,16 +113,18 @@ class RedisTaskStore:
         *,
         prefix: str = "mcpgen:tasks:",
         max_tasks: int = MAX_TASKS,
-        default_ttl_ms: int | None = 3_600_000,
-        max_ttl_ms: int = 86_400_000,
+        default_ttl_ms: int | None = DEFAULT_TTL_MS,
+        max_ttl_ms: int = MAX_TTL_MS,
         poll_interval_ms: int = POLL_INTERVAL_MS,
         lease_ms: int = 30_000,
         recheck_ms: int = 1_000,
         max_connections: int = 50,
+        max_tasks_per_owner: int = MAX_TASKS_PER_OWNER,
     ) -> None:
-        if min(max_tasks, max_ttl_ms, recheck_ms) < 1 or lease_ms < 3:
-            raise ValueError("max_tasks, max_ttl_ms, recheck_ms and lease_ms (3) must be positive")
+        if min(max_tasks, max_tasks_per_owner, max_ttl_ms, recheck_ms) < 1 or lease_ms < 3:
+            raise ValueError("max_tasks (per owner too), max_ttl_ms, recheck_ms, lease_ms: too low")
         self.max_tasks, self.max_ttl_ms, self.lease_ms = max_tasks, max_ttl_ms, lease_ms
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.default_ttl_ms, self.poll_interval_ms = default_ttl_ms, poll_interval_ms
         self.recheck_ms, self.prefix = recheck_ms, prefix
         self._owns_client = isinstance(url, str)
@@ -164,8 +168,9 @@ class RedisTaskStore:
         keys = [f"{self.prefix}expiry", index, task_key, self._lease]
         data = self._encoder.encode(record)
         args = [self.max_tasks, ttl, self.lease_ms, self.worker_id, data, seq, record.task_id]
-        if not await self._create(keys=keys, args=args):
-            raise TaskError(f"too many tasks (at most {self.max_tasks}); retry later")
+        made = int(await self._create(keys=keys, args=args + [self.max_tasks_per_owner]))
+        if made < 1:
+            raise full(self.max_tasks_per_owner, True) if made < 0 else full(self.max_tasks)
         if self._heartbeat is None:
             self._heartbeat = asyncio.create_task(self._beat())
         return record

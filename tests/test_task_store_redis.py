@@ -358,6 +358,7 @@ def test_damaged_records_are_task_errors_and_the_store_goes_on(cluster: Cluster)
 
 def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) -> None:
     bads: list[dict[str, Any]] = [{"max_tasks": 0}, {"max_ttl_ms": 0}, {"lease_ms": 2}]
+    bads += [{"max_tasks_per_owner": 0}]
     for bad in bads + [{"recheck_ms": 0}]:
         with pytest.raises(ValueError):
             RedisTaskStore(cluster.url, **bad)
@@ -366,7 +367,7 @@ def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) 
         client = cluster.client()
         store = RedisTaskStore(client, prefix=cluster.prefix, default_ttl_ms=None)
         task = await store.create("tools/call")
-        assert task.ttl_ms == 86_400_000  # None asks for the most the store grants
+        assert task.ttl_ms == 3_600_000  # None asks for the most the store grants
         await store.close()
         await store.close()  # twice is fine
         assert await client.ping()
