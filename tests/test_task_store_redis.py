@@ -358,7 +358,7 @@ def test_damaged_records_are_task_errors_and_the_store_goes_on(cluster: Cluster)
 
 def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) -> None:
     bads: list[dict[str, Any]] = [{"max_tasks": 0}, {"max_ttl_ms": 0}, {"lease_ms": 2}]
-    bads += [{"max_tasks_per_owner": 0}]
+    bads += [{"max_tasks_per_owner": 0}, {"socket_timeout": 0}, {"connect_timeout": -1.0}]
     for bad in bads + [{"recheck_ms": 0}]:
         with pytest.raises(ValueError):
             RedisTaskStore(cluster.url, **bad)
