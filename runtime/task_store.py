@@ -7,7 +7,8 @@ tasks and 2026-07-28's ``io.modelcontextprotocol/tasks`` extension differ in the
 forms, not in the lifecycle.
 
 A store keeps the records for as long as their TTL says (``None``: until the store is
-closed, within its bound on how many it holds). :class:`TaskStore` is what the runtime
+closed, within its bounds on how many it holds, in all and per owner: one requester
+filling the store must not refuse everybody else). :class:`TaskStore` is what the runtime
 asks of one; :class:`MemoryTaskStore` is the default, for one process. A store shared by
 several processes (e.g. Redis) implements the same protocol.
 """
@@ -38,6 +39,13 @@ TERMINAL: frozenset[TaskStatus] = frozenset(s for s, nexts in TRANSITIONS.items(
 
 #: How many tasks one store holds at most, by default (expired ones do not count).
 MAX_TASKS = 10_000
+#: How many of them one owner (a principal, a legacy session) may have, by default: a
+#: tenth of the store, so one requester's flood leaves room for the others.
+MAX_TASKS_PER_OWNER = 1_000
+#: The retention of a task that asks for none, and the longest granted, by default
+#: (milliseconds): an hour is ample to fetch an outcome, and what one requester holds
+#: at its quota is back in an hour at the latest.
+DEFAULT_TTL_MS = MAX_TTL_MS = 3_600_000
 #: The poll interval suggested to requesters, by default (milliseconds).
 POLL_INTERVAL_MS = 1_000
 #: How often a memory store drops expired tasks nobody asked about, by default (seconds).
@@ -50,6 +58,17 @@ class TaskError(Exception):
 
 class TaskConflict(TaskError):
     """An update made against a revision of the task that is no longer its latest."""
+
+
+class TaskLimitReached(TaskError):
+    """The store holds as many tasks as it may, in all or for this owner: creating one
+    more is refused until some expire (the requester may retry later)."""
+
+
+class TaskStoreUnavailable(Exception):
+    """The store cannot be reached now (a shared store's server down, frozen or too slow):
+    the operation did not happen, and may be retried later. Not a :class:`TaskError`: it
+    says nothing about the task."""
 
 
 class TaskRecord(msgspec.Struct, kw_only=True):
@@ -89,7 +108,9 @@ class TaskRecord(msgspec.Struct, kw_only=True):
 
 
 class TaskStore(Protocol):
-    """What the runtime asks of a task store."""
+    """What the runtime asks of a task store. ``create`` raises :class:`TaskLimitReached`
+    when the store is full (in all, or for ``owner``); any method may raise
+    :class:`TaskStoreUnavailable` when the store cannot be reached."""
 
     async def create(
         self, method: str, owner: str = "", ttl_ms: int | None = None
@@ -146,32 +167,37 @@ class TaskStore(Protocol):
 
 
 class MemoryTaskStore:
-    """Tasks in this process's memory: bounded (``max_tasks`` live ones; creating one
-    more first drops the expired, then refuses), expired on access, by :meth:`expire`,
-    and every ``sweep_every_s`` seconds while it holds any (so memory goes back down
-    after TTLs pass with nobody asking). ``clock`` (seconds) is for tests."""
+    """Tasks in this process's memory: bounded (``max_tasks`` live ones, at most
+    ``max_tasks_per_owner`` of them one owner's; creating one more first drops the
+    expired, then refuses), expired on access, by :meth:`expire`, and every
+    ``sweep_every_s`` seconds while it holds any (so memory goes back down after TTLs
+    pass with nobody asking). ``clock`` (seconds) is for tests."""
 
     def __init__(
         self,
         max_tasks: int = MAX_TASKS,
-        default_ttl_ms: int | None = 3_600_000,
-        max_ttl_ms: int | None = 86_400_000,
+        default_ttl_ms: int | None = DEFAULT_TTL_MS,
+        max_ttl_ms: int | None = MAX_TTL_MS,
         poll_interval_ms: int = POLL_INTERVAL_MS,
         clock: Callable[[], float] = time.time,
         sweep_every_s: float = SWEEP_EVERY_S,
+        max_tasks_per_owner: int = MAX_TASKS_PER_OWNER,
     ) -> None:
-        if max_tasks < 1:
-            raise ValueError("max_tasks must be positive")
+        if max_tasks < 1 or max_tasks_per_owner < 1:
+            raise ValueError("max_tasks and max_tasks_per_owner must be positive")
         if sweep_every_s <= 0:
             raise ValueError("sweep_every_s must be positive")
         self.sweep_every_s = sweep_every_s
         self._sweeper: asyncio.Task[None] | None = None
         self.max_tasks = max_tasks
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.clock = clock
         self._tasks: dict[str, TaskRecord] = {}
+        #: The same records by owner, each in creation order.
+        self._owned: dict[str, dict[str, TaskRecord]] = {}
         #: Set (and replaced) whenever the task changes or goes.
         self._changed: dict[str, asyncio.Event] = {}
         self._created = 0
@@ -187,10 +213,15 @@ class MemoryTaskStore:
         return ttl
 
     async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> TaskRecord:
+        owned = self._owned.get(owner)
+        if owned is not None and len(owned) >= self.max_tasks_per_owner:
+            self._expire(list(owned.values()))
+            if len(owned) >= self.max_tasks_per_owner:
+                raise full(self.max_tasks_per_owner, per_owner=True)
         if len(self._tasks) >= self.max_tasks:
             self.expire()
             if len(self._tasks) >= self.max_tasks:
-                raise TaskError(f"too many tasks (at most {self.max_tasks}); retry later")
+                raise full(self.max_tasks)
         now = self.clock()
         self._created += 1
         record = TaskRecord(
@@ -204,6 +235,7 @@ class MemoryTaskStore:
             poll_interval_ms=self.poll_interval_ms,
         )
         self._tasks[record.task_id] = record
+        self._owned.setdefault(owner, {})[record.task_id] = record
         self._changed[record.task_id] = asyncio.Event()
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.ensure_future(self._sweep())
@@ -260,8 +292,9 @@ class MemoryTaskStore:
         task it was made from has gone since."""
         limit = max(1, limit)
         start = cursor_of(after)
-        self.expire()
-        found = (r for r in self._tasks.values() if r.owner == owner and r.seq > start)
+        owned = self._owned.get(owner, {})
+        self._expire(list(owned.values()))
+        found = (r for r in owned.values() if r.seq > start)
         page = list(itertools.islice(found, limit + 1))  # tasks stay in creation order
         more = len(page) > limit
         return [copy(r) for r in page[:limit]], str(page[limit - 1].seq) if more else None
@@ -285,6 +318,7 @@ class MemoryTaskStore:
         for changed in self._changed.values():
             changed.set()
         self._tasks.clear()
+        self._owned.clear()
         self._changed.clear()
 
     async def _sweep(self) -> None:
@@ -295,14 +329,23 @@ class MemoryTaskStore:
 
     def expire(self) -> int:
         """Drop every expired task; how many went."""
+        return self._expire(list(self._tasks.values()))
+
+    def _expire(self, records: list[TaskRecord]) -> int:
+        """Drop the expired among ``records``; how many went."""
         now = self.clock()
-        gone = [i for i, r in self._tasks.items() if r.expired(now)]
+        gone = [r.task_id for r in records if r.expired(now)]
         for task_id in gone:
             self._drop(task_id)
         return len(gone)
 
     def _drop(self, task_id: str) -> None:
-        self._tasks.pop(task_id, None)
+        record = self._tasks.pop(task_id, None)
+        if record is not None:
+            owned = self._owned[record.owner]
+            del owned[task_id]
+            if not owned:
+                del self._owned[record.owner]
         changed = self._changed.pop(task_id, None)
         if changed is not None:
             changed.set()  # a watcher learns the task is gone (its next lookup fails)
@@ -338,6 +381,18 @@ def moved(
     record.input_responses = None
     if status in TERMINAL:
         record.result, record.error = result, error
+
+
+def full(limit: int, per_owner: bool = False) -> TaskLimitReached:
+    """The refusal of one task more than a store's ``limit`` (in all, or per owner)."""
+    if per_owner:
+        return TaskLimitReached(
+            f"too many tasks kept for this requester (at most {limit} per owner:"
+            " max_tasks_per_owner); retry once some have expired"
+        )
+    return TaskLimitReached(
+        f"too many tasks kept (at most {limit}: max_tasks); retry once some have expired"
+    )
 
 
 def cursor_of(after: str | None) -> int:

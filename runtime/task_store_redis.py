@@ -18,7 +18,10 @@ the runtime core never imports this module), with the memory store's semantics:
   creator's lease lapsed (the process died) marks it ``failed``: none silently vanishes.
 
 One Redis server (scripts touch keys they are not passed: a cluster needs a hash-tagged
-prefix); unreachable, a ``RedisError`` from any method but ``watch``. One event loop.
+prefix). Every wait on it is bounded (``socket_timeout``, ``connect_timeout``): unreachable,
+down or frozen, any method but ``watch`` raises :class:`~.task_store.TaskStoreUnavailable`
+within about that long (requesters get -32000, retry later), watchers keep watching, and
+the log gets one line as the outage begins and one as it ends. One event loop.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from copy import copy
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -45,16 +48,23 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
+from .task_store_outage import Outage
 from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
-from .task_store import MAX_TASKS, POLL_INTERVAL_MS, TaskError
-from .task_store import TaskRecord, TaskStatus, answered, cursor_of, moved, until_terminal
+from .task_store import DEFAULT_TTL_MS, MAX_TASKS, MAX_TASKS_PER_OWNER, MAX_TTL_MS
+from .task_store import POLL_INTERVAL_MS, TaskError, TaskRecord, TaskStatus, TaskStoreUnavailable
+from .task_store import answered, cursor_of, full, moved, until_terminal
 
 log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
 #: How many times a change is tried again when another process changed the task meanwhile.
 MAX_ATTEMPTS = 50
-#: Redis unreachable (for now).
+#: Redis unreachable (for now): refused, dropped, or silent past a timeout.
 AWAY = (redis_errors.ConnectionError, redis_errors.TimeoutError)
+#: The longest a reply from Redis, and a connection to it, is waited for, by default
+#: (seconds): far beyond what a healthy Redis takes for these scripts (milliseconds),
+#: short enough that a requester hears "unavailable" before its own timeout.
+SOCKET_TIMEOUT = CONNECT_TIMEOUT = 5.0
+T = TypeVar("T")
 
 
 class Missing(TaskError):
@@ -89,12 +99,13 @@ class RedisTaskStore:
     """Tasks in Redis, for every server process that uses the same Redis and ``prefix``.
 
     ``url``: a Redis URL, or a ``redis.asyncio.Redis`` client (:meth:`close` leaves it
-    open). Every limit is a setting with a safe default:
+    open; its timeouts are its own). Every limit is a setting with a safe default:
 
     * ``max_tasks`` (10,000): live tasks under the prefix, all processes together; creating
-      one more first drops the expired, then refuses (TaskError).
+      one more first drops the expired, then refuses (TaskLimitReached).
+    * ``max_tasks_per_owner`` (1,000): of them, one owner's (likewise).
     * ``default_ttl_ms`` (1 hour): the retention of a task that asks for none.
-    * ``max_ttl_ms`` (1 day): the longest retention granted; never None, since records
+    * ``max_ttl_ms`` (1 hour): the longest retention granted; never None, since records
       outlive the processes.
     * ``poll_interval_ms`` (1 s): the poll interval suggested to requesters.
     * ``lease_ms`` (30 s): how long after its process stopped renewing its lease (every
@@ -102,7 +113,11 @@ class RedisTaskStore:
       the event loop may be blocked.
     * ``recheck_ms`` (1 s): the longest a watcher waits before re-reading its task.
     * ``max_connections`` (50): connections to Redis of a store made from a URL (pub/sub
-      aside); callers beyond them wait up to 20 s for one.
+      aside); callers beyond them wait up to ``socket_timeout`` for one.
+    * ``socket_timeout`` (5 s): the longest a reply is waited for; then the connection is
+      dropped and the call fails (not tried again: Redis is frozen or swamped).
+    * ``connect_timeout`` (5 s): the longest a new connection may take. A refused or
+      dropped connection is tried again thrice within about half a second.
     """
 
     def __init__(
@@ -111,23 +126,35 @@ class RedisTaskStore:
         *,
         prefix: str = "mcpgen:tasks:",
         max_tasks: int = MAX_TASKS,
-        default_ttl_ms: int | None = 3_600_000,
-        max_ttl_ms: int = 86_400_000,
+        default_ttl_ms: int | None = DEFAULT_TTL_MS,
+        max_ttl_ms: int = MAX_TTL_MS,
         poll_interval_ms: int = POLL_INTERVAL_MS,
         lease_ms: int = 30_000,
         recheck_ms: int = 1_000,
         max_connections: int = 50,
+        max_tasks_per_owner: int = MAX_TASKS_PER_OWNER,
+        socket_timeout: float = SOCKET_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        if min(max_tasks, max_ttl_ms, recheck_ms) < 1 or lease_ms < 3:
-            raise ValueError("max_tasks, max_ttl_ms, recheck_ms and lease_ms (3) must be positive")
+        if min(max_tasks, max_tasks_per_owner, max_ttl_ms, recheck_ms) < 1 or lease_ms < 3:
+            raise ValueError("max_tasks (per owner too), max_ttl_ms, recheck_ms, lease_ms: too low")
+        if not min(socket_timeout, connect_timeout) > 0:
+            raise ValueError("socket_timeout and connect_timeout must be positive")
         self.max_tasks, self.max_ttl_ms, self.lease_ms = max_tasks, max_ttl_ms, lease_ms
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.default_ttl_ms, self.poll_interval_ms = default_ttl_ms, poll_interval_ms
         self.recheck_ms, self.prefix = recheck_ms, prefix
         self._owns_client = isinstance(url, str)
+        self.outage = Outage("task store (Redis)")
         if isinstance(url, str):  # callers past the pool's size wait their turn; a command
-            retry = Retry(ExponentialBackoff(cap=1, base=0.05), 3)  # on a dropped connection
-            pool = cast(Any, BlockingConnectionPool).from_url(  # is tried again (as Redis()'s)
-                url, max_connections=max_connections, retry=retry
+            retry = Retry(ExponentialBackoff(cap=1, base=0.05), 3, (redis_errors.ConnectionError,))
+            pool = cast(Any, BlockingConnectionPool).from_url(  # on a dropped connection is
+                url,  # tried again, not one that timed out (that would multiply the wait)
+                max_connections=max_connections,
+                timeout=socket_timeout,
+                retry=retry,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=connect_timeout,
             )
             url = Redis.from_pool(pool)
         self._client: Redis = url
@@ -153,10 +180,22 @@ class RedisTaskStore:
         ttl = self.default_ttl_ms if asked is None else max(0, asked)
         return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
 
+    async def _redis(self, call: Awaitable[T]) -> T:
+        """``call``'s reply (TaskStoreUnavailable when Redis cannot be reached: an outage,
+        logged once however many calls meet it)."""
+        try:
+            reply = await call
+        except AWAY as error:
+            self.outage.lost(error)
+            raise TaskStoreUnavailable(f"the task store is unreachable ({error})") from error
+        if self.outage.since is not None:
+            self.outage.reached()
+        return reply
+
     async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> TaskRecord:
         self._check_open()
         ttl = self._ttl(ttl_ms)
-        seq = int(await self._next_seq(keys=[f"{self.prefix}seq"], args=[ttl]))
+        seq = int(await self._redis(self._next_seq(keys=[f"{self.prefix}seq"], args=[ttl])))
         record = TaskRecord(task_id=secrets.token_urlsafe(16), method=method, owner=owner, seq=seq)
         record.created_at = record.updated_at = time.time()
         record.ttl_ms, record.poll_interval_ms = ttl, self.poll_interval_ms
@@ -164,8 +203,11 @@ class RedisTaskStore:
         keys = [f"{self.prefix}expiry", index, task_key, self._lease]
         data = self._encoder.encode(record)
         args = [self.max_tasks, ttl, self.lease_ms, self.worker_id, data, seq, record.task_id]
-        if not await self._create(keys=keys, args=args):
-            raise TaskError(f"too many tasks (at most {self.max_tasks}); retry later")
+        made = int(
+            await self._redis(self._create(keys=keys, args=args + [self.max_tasks_per_owner]))
+        )
+        if made < 1:
+            raise full(self.max_tasks_per_owner, True) if made < 0 else full(self.max_tasks)
         if self._heartbeat is None:
             self._heartbeat = asyncio.create_task(self._beat())
         return record
@@ -174,8 +216,8 @@ class RedisTaskStore:
         """Renew this store's lease until it closes (a failed renewal is tried again)."""
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
-            with contextlib.suppress(redis_errors.RedisError, OSError):
-                await self._client.set(self._lease, b"1", px=self.lease_ms)
+            with contextlib.suppress(redis_errors.RedisError, TaskStoreUnavailable, OSError):
+                await self._redis(self._client.set(self._lease, b"1", px=self.lease_ms))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -202,7 +244,9 @@ class RedisTaskStore:
         self._check_open()
         for _ in range(MAX_ATTEMPTS):
             try:
-                reply = await self._read_script(keys=[self._tasks + task_id], args=[self._leases])
+                reply = await self._redis(
+                    self._read_script(keys=[self._tasks + task_id], args=[self._leases])
+                )
             except redis_errors.RedisError as error:
                 if "WRONGTYPE" not in str(error):
                     raise
@@ -227,7 +271,7 @@ class RedisTaskStore:
         keys = [self._tasks + record.task_id] + ([lease] if lease else [])
         data = self._encoder.encode(record)
         args = [stored.rev, record.revision, data, self._channel, record.task_id]
-        return int(await self._change(keys=keys, args=args))
+        return int(await self._redis(self._change(keys=keys, args=args)))
 
     async def _apply(
         self, task_id: str, owner: str | None, change: Callable[[TaskRecord], TaskRecord]
@@ -282,8 +326,10 @@ class RedisTaskStore:
         page: list[TaskRecord] = []
         while len(page) <= limit:
             want = limit + 1 - len(page)
-            rows: list[tuple[bytes | str, float]] = await cast(Any, self._client).zrangebyscore(
-                index, f"({low}", "+inf", start=0, num=want, withscores=True
+            rows: list[tuple[bytes | str, float]] = await self._redis(
+                cast(Any, self._client).zrangebyscore(
+                    index, f"({low}", "+inf", start=0, num=want, withscores=True
+                )
             )
             if not rows:
                 break
@@ -291,7 +337,7 @@ class RedisTaskStore:
             found = await asyncio.gather(*(self._listed(i, owner) for i in ids))
             page += [record for record in found if record is not None]
             if gone := [i for i, record in zip(ids, found) if record is None]:
-                await self._client.zrem(index, *gone)
+                await self._redis(self._client.zrem(index, *gone))
             low = int(rows[-1][1])
             if len(rows) < want:
                 break
@@ -318,8 +364,7 @@ class RedisTaskStore:
                 changed = self._changed.setdefault(task_id, asyncio.Event())
                 try:
                     record = (await self._read(task_id, None)).record
-                except AWAY as error:  # Redis away: try again later
-                    log.warning("task store: cannot read task %s (%r)", task_id, error)
+                except TaskStoreUnavailable:  # Redis away (an outage, logged): try again later
                     record = None
                 if record is not None and record.revision > revision:
                     return record
@@ -342,16 +387,21 @@ class RedisTaskStore:
         while True:
             pubsub: PubSub = cast(Any, self._client).pubsub()
             try:
-                await pubsub.subscribe(self._channel)
+                await self._redis(pubsub.subscribe(self._channel))
                 while True:
                     message = cast(Any, await pubsub.get_message(timeout=self.recheck_ms / 1000))
                     if not message:
                         continue
                     if message["type"] == "subscribe":  # (again): re-read what was missed
+                        self.outage.reached()
                         self._wake(list(self._changed))
                     elif message["type"] == "message":
                         self._wake([text(message["data"])])
-            except Exception as error:  # the connection, or anything else: start over
+            except TaskStoreUnavailable:  # Redis away (an outage, logged): start over
+                pass
+            except AWAY as error:  # lost while listening
+                self.outage.lost(error)
+            except Exception as error:  # anything else: start over
                 log.warning("task store: listening for changes failed (%r); retrying", error)
             finally:
                 with contextlib.suppress(redis_errors.RedisError, OSError):

@@ -20,9 +20,9 @@ if redis.call('pttl', KEYS[1]) < ttl then redis.call('pexpire', KEYS[1], ttl) en
 return seq
 """
 
-# A new task unless the store is full (once expired tasks left the indexes). KEYS: expiry
-# index (members "<owner index>\n<id>"), owner index, task, lease; ARGV: max tasks, ttl,
-# lease ms, worker, record, seq, id.
+# A new task (1) unless the owner has as many as it may (-1) or the store is full (0), once
+# expired tasks left the indexes. KEYS: expiry index (members "<owner index>\n<id>"), owner
+# index, task, lease; ARGV: max tasks, ttl, lease ms, worker, record, seq, id, max per owner.
 CREATE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -32,6 +32,7 @@ for _, member in ipairs(gone) do
   if index then redis.call('zrem', index, id) end
 end
 if #gone > 0 then redis.call('zremrangebyscore', KEYS[1], '-inf', now) end
+if redis.call('zcard', KEYS[2]) >= tonumber(ARGV[8]) then return -1 end
 if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 local ttl, keep = tonumber(ARGV[2]), math.max(tonumber(ARGV[2]), 1)
 redis.call('set', KEYS[4], '1', 'px', ARGV[3])

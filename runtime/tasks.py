@@ -18,6 +18,12 @@ differ in their wire forms, not in what happens here:
 
 A task runs in the process that created it; its record outlives that process only in a
 shared store (Redis), which fails a task whose process died.
+
+Whose a task is (its owner) bounds what one requester can make the server hold: tasks
+running at once, here (``max_running_per_owner``), and tasks kept, in the store (its
+``max_tasks_per_owner``), beside the bounds for everybody together. A request past one is
+refused with -32000 saying which, as is one the store cannot take now (unreachable): the
+requester may retry later, and nothing of other owners' changes.
 """
 
 from __future__ import annotations
@@ -29,13 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, McpError
 from .events import IncomingRequest
 from .plain import as_object
 from .request_scope import RequestScope
+from .task_owner import session_owner
 from .task_wire import related
-from .task_store import MemoryTaskStore, TaskConflict, TaskError, TaskRecord, TaskStatus
-from .task_store import TaskStore
+from .task_store import MemoryTaskStore, TaskConflict, TaskError, TaskLimitReached, TaskRecord
+from .task_store import TaskStatus, TaskStore, TaskStoreUnavailable
 
 if TYPE_CHECKING:
     from .session import Session
@@ -44,6 +51,9 @@ log = logging.getLogger("mcpgen.runtime.tasks")
 
 #: Tasks one process runs at once, by default; a request for one more is refused.
 MAX_RUNNING = 1_000
+#: Of them, one owner's (a principal, a legacy session, or everybody unauthenticated
+#: whom nothing tells apart), by default: a tenth, so one flood leaves room for others.
+MAX_RUNNING_PER_OWNER = 100
 #: How often a task's outcome is offered to a failing store, and the pause between.
 FINISH_ATTEMPTS, FINISH_RETRY_S = 5, 0.5
 #: How long a modern call of a task-capable tool runs before it becomes a task, by
@@ -74,11 +84,11 @@ class TaskRun:
 
 class Tasks:
     """The tasks of one server: where they are kept (``store``, default in memory), how
-    many run here at once (``max_running``), whose they are (``owner``: from a
-    request's scope, the key that keeps requesters apart; default the verified principal
-    on a protected HTTP endpoint, else the HTTP session, so one session's tasks are not
-    another's, else one owner for all), and how long a
-    modern call may run before it becomes a task (``immediate_ms``)."""
+    many run here at once (``max_running``, of them ``max_running_per_owner`` one
+    owner's), whose they are (``owner``: from a request's scope, the key that keeps
+    requesters apart; default the verified principal on a protected HTTP endpoint, else
+    the legacy HTTP session, so one session's tasks are not another's, else one owner for
+    all), and how long a modern call may run before it becomes a task (``immediate_ms``)."""
 
     def __init__(
         self,
@@ -87,17 +97,20 @@ class Tasks:
         max_running: int = MAX_RUNNING,
         owner: Callable[[RequestScope], str] | None = None,
         immediate_ms: int = IMMEDIATE_MS,
+        max_running_per_owner: int = MAX_RUNNING_PER_OWNER,
     ) -> None:
-        if max_running < 1:
-            raise ValueError("max_running must be positive")
+        if max_running < 1 or max_running_per_owner < 1:
+            raise ValueError("max_running and max_running_per_owner must be positive")
         if immediate_ms < 0:
             raise ValueError("immediate_ms must not be negative")
         self.immediate_ms = immediate_ms
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.max_running = max_running
+        self.max_running_per_owner = max_running_per_owner
         self.owner_of = owner or session_owner
-        #: Tasks running in this process, by id.
+        #: Tasks running in this process, by id, and how many of them each owner has.
         self.runs: dict[str, TaskRun] = {}
+        self.running: dict[str, int] = {}
 
     # -- starting and running -------------------------------------------------------------
 
@@ -115,16 +128,24 @@ class Tasks:
         became a task); its record as created (``working``). ``tool_errors_fail``: a
         tool's ``isError`` result ends the task ``failed`` (2025-11-25) rather than
         ``completed`` (2026-07-28)."""
+        owner = self.owner_of(scope)
+        if self.running.get(owner, 0) >= self.max_running_per_owner:
+            raise busy(
+                f"too many tasks running for this requester (at most"
+                f" {self.max_running_per_owner} per owner: max_running_per_owner); retry once"
+                " one has ended"
+            )
         if len(self.runs) >= self.max_running:
-            raise McpError(
-                INTERNAL_ERROR, f"too many tasks running (at most {self.max_running}); retry later"
+            raise busy(
+                f"too many tasks running (at most {self.max_running}: max_running); retry later"
             )
         try:
-            record = await self.store.create(scope.event.spec.name, self.owner_of(scope), ttl_ms)
-        except TaskError as exc:
-            raise McpError(INTERNAL_ERROR, str(exc)) from None
+            record = await self.store.create(scope.event.spec.name, owner, ttl_ms)
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
         run = TaskRun(record, announce)
         self.runs[record.task_id] = run
+        self.running[owner] = self.running.get(owner, 0) + 1
         if task_scope is None:
             task_scope = TaskScope(scope.session, scope.event, self)
         task_scope.run = run
@@ -153,10 +174,19 @@ class Tasks:
             status, error = "failed", scope.wire_error(McpError(INTERNAL_ERROR, "Internal error"))
         await self._finish(run, status, result, error)
 
+    def _forget(self, task_id: str) -> TaskRun | None:
+        """No longer running here: the task's run (None when it was not)."""
+        run = self.runs.pop(task_id, None)
+        if run is not None:
+            left = self.running.pop(run.owner) - 1
+            if left:
+                self.running[run.owner] = left
+        return run
+
     async def _finish(
         self, run: TaskRun, status: TaskStatus, result: Any, error: dict[str, Any] | None
     ) -> None:
-        self.runs.pop(run.task_id, None)
+        self._forget(run.task_id)
         if run.watcher is not None:
             run.watcher.cancel()
         message = None  # a failure says why (what requesters show beside the status)
@@ -172,10 +202,11 @@ class Tasks:
             except TaskError as exc:  # cancelled or expired meanwhile: that outcome stands
                 log.debug("task %s ended as %s, not kept: %s", run.task_id, status, exc)
                 return
-            except Exception:  # the store is away (a shared one restarting): try again
-                log.exception(
-                    "keeping task %s's outcome failed (attempt %d)", run.task_id, attempt + 1
-                )
+            except Exception as exc:  # the store is away (a shared one restarting): try again
+                if not isinstance(exc, TaskStoreUnavailable):  # (the store logs an outage)
+                    log.exception(
+                        "keeping task %s's outcome failed (try %d)", run.task_id, attempt + 1
+                    )
                 await asyncio.sleep(FINISH_RETRY_S * (attempt + 1))
                 continue
             await self._announce(run, record)
@@ -194,7 +225,7 @@ class Tasks:
                 log.warning("task %s can no longer be followed: %s", run.task_id, exc)
                 record = None
             if record is None or record.terminal:
-                self.runs.pop(run.task_id, None)
+                self._forget(run.task_id)
                 if run.handler is not None:
                     run.handler.cancel()
                 return
@@ -212,7 +243,9 @@ class Tasks:
                 record = await self.store.get(run.task_id, run.owner)
             except TaskError:
                 return  # gone: the watcher stops the handler
-            except Exception:  # the store is away: the next change syncs again
+            except TaskStoreUnavailable:  # away (the store logs it): the next change syncs
+                return
+            except Exception:  # the store failed otherwise: the next change syncs again
                 log.exception("reading task %s failed", run.task_id)
                 return
             if record.terminal:
@@ -235,7 +268,7 @@ class Tasks:
                 )
             except TaskConflict:
                 continue
-            except TaskError:
+            except (TaskError, TaskStoreUnavailable):
                 return
             except Exception:
                 log.exception("updating task %s failed", run.task_id)
@@ -283,8 +316,8 @@ class Tasks:
         """The task, if it is the requester's (-32602 otherwise)."""
         try:
             return await self.store.get(task_id, self.owner_of(scope))
-        except TaskError as exc:
-            raise invalid(exc) from None
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
 
     async def cancel(self, scope: RequestScope, task_id: str) -> TaskRecord:
         """Cancel the task (-32602 when it is unknown or already terminal); its handler,
@@ -292,9 +325,9 @@ class Tasks:
         record = await self.get(scope, task_id)
         try:
             record = await self.store.update(record.task_id, "cancelled")
-        except TaskError as exc:
-            raise invalid(exc) from None
-        run = self.runs.pop(task_id, None)
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
+        run = self._forget(task_id)
         if run is not None:
             if run.handler is not None:
                 run.handler.cancel()
@@ -305,16 +338,16 @@ class Tasks:
         """The task once terminal (-32602 when unknown, or gone before it ended)."""
         try:
             return await self.store.wait(task_id, self.owner_of(scope))
-        except TaskError as exc:
-            raise invalid(exc) from None
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
 
     async def listed(
         self, scope: RequestScope, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
         try:
             return await self.store.list(self.owner_of(scope), cursor, limit)
-        except TaskError as exc:
-            raise invalid(exc) from None
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
 
     async def respond(
         self, scope: RequestScope, task_id: str, answers: Mapping[str, Any]
@@ -323,8 +356,8 @@ class Tasks:
         it did not ask)."""
         try:
             return await self.store.respond(task_id, answers, self.owner_of(scope))
-        except TaskError as exc:
-            raise invalid(exc) from None
+        except (TaskError, TaskStoreUnavailable) as exc:
+            raise refusal(exc) from None
 
     async def close(self) -> None:
         """Stop every task running here (each ends ``failed``: the server stopped)."""
@@ -390,26 +423,23 @@ class TaskScope(RequestScope):
         return msgspec.json.decode(frame)["error"]
 
 
-def session_owner(scope: RequestScope) -> str:
-    """Whose a task is, by default: on a protected HTTP endpoint, the principal whose
-    token the request bore (issuer, subject and client: the authorization context tasks
-    are bound to); else the legacy HTTP session that made it, else nobody in particular
-    (stdio has one client; a task id is an unguessable 128-bit secret)."""
-    http = scope.event.http
-    if http is None:
-        return ""
-    principal = http.principal
-    if principal is not None:
-        return str(principal.key)
-    return http.header("mcp-session-id") or ""
-
-
-def invalid(exc: TaskError) -> McpError:
+def refusal(exc: TaskError | TaskStoreUnavailable) -> McpError:
+    """What a requester is told of a store's refusal: -32000 (retry later) when the store
+    is full or away, -32602 otherwise (an unknown task, a change its status forbids)."""
+    if isinstance(exc, TaskStoreUnavailable):
+        return busy("task store unavailable; retry later")
+    if isinstance(exc, TaskLimitReached):
+        return busy(str(exc))
     return McpError(INVALID_PARAMS, str(exc))
+
+
+def busy(why: str) -> McpError:
+    """A refusal the requester may retry later (-32000, the runtime's "busy" code)."""
+    return McpError(SERVER_BUSY, f"Server busy: {why}")
 
 
 def stopped(task_id: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": f"The server stopped before task {task_id} ended"}
 
 
-__all__ = ["IMMEDIATE_MS", "MAX_RUNNING", "TaskRun", "TaskScope", "Tasks"]
+__all__ = ["IMMEDIATE_MS", "MAX_RUNNING", "MAX_RUNNING_PER_OWNER", "TaskRun", "TaskScope", "Tasks"]

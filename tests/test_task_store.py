@@ -1,8 +1,8 @@
 """The task lifecycle as a table, and the task stores' shared contract run against every
 store (``stores``: the in-memory one and the Redis one on a real redis-server):
 transitions, terminal outcomes kept, owners kept apart, TTLs granted and expired, waiting
-for and watching an outcome, answers, paging, the bound on live tasks, races, and many
-tasks at once. The memory store's own clock-driven tests follow; the Redis store's own
+for and watching an outcome, answers, paging, the bounds on live tasks (in all and per
+owner), the longest TTL granted by default, races, and many tasks at once. The memory store's own clock-driven tests follow; the Redis store's own
 (several processes, leases, keyspace) are in test_task_store_redis.py."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mcpgen.runtime.task_store import (
     MemoryTaskStore,
     TaskConflict,
     TaskError,
+    TaskLimitReached,
     TaskStore,
 )
 
@@ -250,6 +251,46 @@ def test_the_store_is_bounded_and_makes_room_from_expired_tasks(stores: Stores) 
     stores.run(scenario)
     with pytest.raises(ValueError):
         stores(max_tasks=0)
+
+
+def test_an_owner_at_its_quota_is_refused_while_other_owners_still_create_tasks(
+    stores: Stores,
+) -> None:
+    async def scenario() -> None:
+        store = stores(max_tasks=7, max_tasks_per_owner=3)
+        flood = [(await store.create("tools/call", owner="flood", ttl_ms=200)) for _ in range(3)]
+        await store.update(flood[0].task_id, "completed", result={})  # ended tasks still count
+        with pytest.raises(TaskLimitReached, match=r"at most 3 per owner: max_tasks_per_owner"):
+            await store.create("tools/call", owner="flood")
+        for owner in ("alice", "bob"):  # the others are not refused
+            for _ in range(2):
+                made = await store.create("tools/call", owner=owner)
+                done = await store.update(made.task_id, "completed", result={"ok": owner})
+                assert (await store.get(made.task_id, owner)).result == done.result
+        assert [t.status for t in (await store.list("flood"))[0]] == ["completed"] + 2 * ["working"]
+        with pytest.raises(
+            TaskLimitReached, match=r"at most 7: max_tasks"
+        ):  # 7 in all: the global bound
+            await store.create("tools/call", owner="carol")
+        await asyncio.sleep(0.3)  # the flood expired: room for its owner, and everyone
+        again = await store.create("tools/call", owner="flood")
+        assert (await store.get(again.task_id, "flood")).status == "working"
+        assert (await store.create("tools/call", owner="carol")).owner == "carol"
+
+    stores.run(scenario)
+    with pytest.raises(ValueError):
+        stores(max_tasks_per_owner=0)
+
+
+def test_by_default_a_day_asked_for_is_granted_an_hour(stores: Stores) -> None:
+    async def scenario() -> None:
+        store = stores()
+        day = await store.create("tools/call", ttl_ms=86_400_000)
+        unasked = await store.create("tools/call")
+        assert (day.ttl_ms, unasked.ttl_ms) == (3_600_000, 3_600_000)
+        assert (await store.get(day.task_id)).ttl_ms == 3_600_000
+
+    stores.run(scenario)
 
 
 def test_many_concurrent_tasks_all_reach_their_outcome(stores: Stores) -> None:

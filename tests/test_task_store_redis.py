@@ -8,6 +8,7 @@ the memory store is in test_task_store.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
@@ -358,6 +359,7 @@ def test_damaged_records_are_task_errors_and_the_store_goes_on(cluster: Cluster)
 
 def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) -> None:
     bads: list[dict[str, Any]] = [{"max_tasks": 0}, {"max_ttl_ms": 0}, {"lease_ms": 2}]
+    bads += [{"max_tasks_per_owner": 0}, {"socket_timeout": 0}, {"connect_timeout": -1.0}]
     for bad in bads + [{"recheck_ms": 0}]:
         with pytest.raises(ValueError):
             RedisTaskStore(cluster.url, **bad)
@@ -366,7 +368,7 @@ def test_settings_are_checked_and_a_given_client_is_left_open(cluster: Cluster) 
         client = cluster.client()
         store = RedisTaskStore(client, prefix=cluster.prefix, default_ttl_ms=None)
         task = await store.create("tools/call")
-        assert task.ttl_ms == 86_400_000  # None asks for the most the store grants
+        assert task.ttl_ms == 3_600_000  # None asks for the most the store grants
         await store.close()
         await store.close()  # twice is fine
         assert await client.ping()
@@ -459,3 +461,68 @@ def test_the_task_engine_runs_across_two_servers_sharing_redis(cluster: Cluster)
 
 async def idle(app: Any) -> bool:
     return not app.tasks.runs
+
+
+class DroppingProxy:
+    """A TCP proxy to Redis on 127.0.0.1 that, when told to, cuts the client's connection
+    once, after the next script call reached it and before any reply (as a failover, a
+    restart or a load balancer cutting connections does)."""
+
+    def __init__(self, redis_port: int) -> None:
+        self.redis_port = redis_port
+        self.drop_next = False
+        self.dropped = 0
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return f"redis://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/0"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.redis_port)
+
+        async def relay(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    if sink is up_writer and self.drop_next and b"EVALSHA" in data.upper():
+                        self.drop_next, self.dropped = False, self.dropped + 1
+                        writer.transport.abort()  # the command is lost with the connection
+                        break
+                    sink.write(data)
+                    await sink.drain()
+            sink.close()
+
+        await asyncio.gather(relay(reader, up_writer), relay(up_reader, writer))
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+
+def test_a_call_whose_connection_drops_midway_is_made_again_on_a_new_one(
+    cluster: Cluster,
+) -> None:
+    """What the redis extra's floor (redis-py 6.0) is for: before it, the retry the store
+    configures applies to connecting alone, and such a call fails."""
+    port = int(cluster.url.rsplit(":", 1)[1].split("/")[0])
+    proxy = DroppingProxy(port)
+
+    async def scenario() -> None:
+        url = await proxy.start()
+        try:
+            store = RedisTaskStore(url, prefix=cluster.prefix)
+            cluster.stores.append(store)
+            task = await store.create("tools/call", owner="o")
+            proxy.drop_next = True
+            assert (await store.get(task.task_id, "o")).status == "working"
+            assert proxy.dropped == 1
+            proxy.drop_next = True
+            done = await store.update(task.task_id, "completed", result={"ok": 1})
+            assert proxy.dropped == 2 and done.status == "completed"
+            assert (await store.get(task.task_id, "o")).result == {"ok": 1}
+            await store.close()
+        finally:
+            await proxy.stop()
+
+    cluster.run(scenario)

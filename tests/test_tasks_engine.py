@@ -1,6 +1,6 @@
 """The task engine when its store fails (a shared store restarting): a task's outcome is
-offered again until the store takes it; a request the store cannot answer gets an
-internal error, and the server goes on."""
+offered again until the store takes it; a request the store cannot answer now gets
+-32000 "task store unavailable; retry later", and the server goes on."""
 
 import asyncio
 import sys
@@ -11,6 +11,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, MemoryTaskStore, Tasks
+from mcpgen.runtime.errors import SERVER_BUSY
+from mcpgen.runtime.task_store import TaskStoreUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -22,7 +24,7 @@ import mcpgen.runtime.tasks as engine  # noqa: E402
 
 
 class Flaky(MemoryTaskStore):
-    """A memory store whose next ``failures`` calls of ``method`` raise ConnectionError."""
+    """A memory store whose next ``failures`` calls of ``method`` find it unreachable."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,7 +36,7 @@ class Flaky(MemoryTaskStore):
     def _maybe(self, method: str) -> None:
         if self.failing.get(method, 0) > 0:
             self.failing[method] -= 1
-            raise ConnectionError(f"store away ({method})")
+            raise TaskStoreUnavailable(f"store away ({method})")
 
     async def update(self, *args: Any, **kwargs: Any) -> Any:
         self._maybe("update")
@@ -45,7 +47,7 @@ class Flaky(MemoryTaskStore):
         return await super().get(*args, **kwargs)
 
 
-def test_an_outcome_is_kept_once_the_store_is_back_and_a_failing_read_is_an_error(
+def test_an_outcome_is_kept_once_the_store_is_back_and_a_failing_read_is_retryable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(engine, "FINISH_RETRY_S", 0.01)
@@ -72,7 +74,11 @@ def test_an_outcome_is_kept_once_the_store_is_back_and_a_failing_read_is_an_erro
             assert (await peer.answer_to(2))["result"]["content"][0]["text"] == "done"
             store.fail("get", 1)
             await peer.send(request(3, "tasks/get", {"taskId": task_id}))
-            assert (await peer.answer_to(3))["error"]["code"] == -32603
+            refused = (await peer.answer_to(3))["error"]
+            assert refused == {
+                "code": SERVER_BUSY,
+                "message": "Server busy: task store unavailable; retry later",
+            }
             await peer.send(request(4, "tasks/get", {"taskId": task_id}))
             assert (await peer.answer_to(4))["result"]["status"] == "completed"
 
@@ -117,10 +123,8 @@ def test_past_max_running_a_call_is_refused_and_its_handler_stopped() -> None:
                 )
             )
             refused = await peer.answer_to(2)
-            assert (
-                refused["error"]["code"] == -32603
-                and "too many tasks" in refused["error"]["message"]
-            )
+            assert refused["error"]["code"] == SERVER_BUSY  # retryable: room comes back
+            assert "too many tasks running (at most 1: max_running)" in refused["error"]["message"]
             await asyncio.sleep(0.05)
             assert started == ["a", "b"] and stopped == ["b"]  # b ran its grace time, then stopped
             await peer.send(

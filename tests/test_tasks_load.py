@@ -44,7 +44,8 @@ TASKS = "io.modelcontextprotocol/tasks"
 
 
 def make_app(store: MemoryTaskStore) -> App:
-    app = App("load", binding=stubs, tasks=Tasks(store, max_running=COUNT, immediate_ms=0))
+    tasks = Tasks(store, max_running=COUNT, max_running_per_owner=COUNT, immediate_ms=0)
+    app = App("load", binding=stubs, tasks=tasks)  # one requester: its bounds are the server's
 
     @app.tool(task="optional")
     async def square(n: int) -> str:

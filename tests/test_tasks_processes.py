@@ -3,7 +3,10 @@
 through one is followed, answered and cancelled through the other, and the handler in the
 first hears of it; after SIGKILL of the creating process and a restart, ``tasks/get``
 still answers for its tasks: a finished one with its outcome, an unfinished one
-``failed`` saying its process stopped, never silently gone."""
+``failed`` saying its process stopped, never silently gone. A principal's 2025-11-25 tasks
+are the principal's, not its session's: after a restart its new session finds them, and
+another principal does not; an unauthenticated session's are lost with the session (what
+the README says a restart loses), while 2026-07-28 ones are not."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "processes", "version": "0"},
 }
 DEADLINE_S = 20.0
+LEGACY = "2025-11-25"
 
 pytestmark = pytest.mark.slow
 
@@ -37,10 +41,12 @@ pytestmark = pytest.mark.slow
 class Peer:
     """One server process: its URL, and the process to kill."""
 
-    def __init__(self, redis: str, marks: Path, command: list[str] | None = None) -> None:
+    def __init__(
+        self, redis: str, marks: Path, command: list[str] | None = None, auth: bool = False
+    ) -> None:
         if command is None:
             command = [sys.executable, "-m", "tests.peers.task_app", "--redis", redis]
-            command += ["--lease-ms", "1000", "--marks", str(marks)]
+            command += ["--lease-ms", "1000", "--marks", str(marks)] + ["--auth"] * auth
         env = {**os.environ, "MCPGEN_STATE_KEY": "ab" * 32}
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
@@ -62,11 +68,11 @@ class Peer:
 
 
 @contextmanager
-def peers(redis: str, marks: Path, count: int) -> Iterator[list[Peer]]:
+def peers(redis: str, marks: Path, count: int, auth: bool = False) -> Iterator[list[Peer]]:
     started: list[Peer] = []
     try:
         for _ in range(count):
-            started.append(Peer(redis, marks))
+            started.append(Peer(redis, marks, auth=auth))
         yield started
     finally:
         for peer in started:
@@ -81,12 +87,58 @@ def post(peer: Peer, rid: int, method: str, params: dict[str, Any], name: str) -
         "mcp-name": name,
     }
     body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": META}}
-    response = httpx.post(peer.url, json=body, headers=headers, timeout=10)
+    return answer_of(httpx.post(peer.url, json=body, headers=headers, timeout=10))
+
+
+def answer_of(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC answer in a response (JSON, or the last event of an SSE stream)."""
     text = response.text
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         data = [line[6:] for line in text.splitlines() if line.startswith("data: ") and line[6:]]
         return json.loads(data[-1])
     return json.loads(text)
+
+
+class Session:
+    """A 2025-11-25 session with a peer (``token``: the bearer token its requests carry)."""
+
+    def __init__(self, peer: Peer, token: str | None = None) -> None:
+        self.url, self.rid = peer.url, 0
+        self.headers = {"accept": "application/json, text/event-stream"}
+        if token is not None:
+            self.headers["authorization"] = f"Bearer {token}"
+        info = {"name": "processes", "version": "0"}
+        params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": info}
+        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        response = httpx.post(self.url, json=body, headers=self.headers, timeout=10)
+        assert "result" in answer_of(response), response.text
+        self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        self.headers["mcp-protocol-version"] = LEGACY
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert httpx.post(self.url, json=note, headers=self.headers, timeout=10).status_code == 202
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.rid += 1
+        body = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
+        return answer_of(httpx.post(self.url, json=body, headers=self.headers, timeout=10))
+
+    def start(self, name: str, arguments: dict[str, Any]) -> str:
+        """A task of tool ``name``: its id."""
+        params = {"name": name, "arguments": arguments, "task": {}}
+        answer = self.ask("tools/call", params)
+        assert "result" in answer, answer
+        return answer["result"]["task"]["taskId"]
+
+    def outcome(self, task_id: str) -> str:
+        """The text of the task's result (``tasks/result`` waits for it)."""
+        answer = self.ask("tasks/result", {"taskId": task_id})
+        assert "result" in answer, answer
+        return answer["result"]["content"][0]["text"]
+
+    def status(self, task_id: str) -> dict[str, Any]:
+        answer = self.ask("tasks/get", {"taskId": task_id})
+        assert "result" in answer, answer
+        return answer["result"]
 
 
 def call_tool(peer: Peer, rid: int, name: str, arguments: dict[str, Any]) -> str:
@@ -170,3 +222,63 @@ def test_the_everything_example_shares_its_tasks_through_redis(
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_principals_legacy_tasks_survive_a_restart_found_by_it_alone(
+    redis_url: str, tmp_path: Path
+) -> None:
+    with peers(redis_url, tmp_path, 1, auth=True) as (a,):
+        alice = Session(a, "alice")
+        finished = alice.start("quick", {"text": "kept"})
+        assert alice.outcome(finished) == "quick kept"
+        unfinished = alice.start("sleepy", {"seconds": 60, "label": "alice"})
+        assert alice.status(unfinished)["status"] == "working"
+        old_session = dict(alice.headers)
+        a.stop(signal.SIGKILL)
+    with peers(redis_url, tmp_path, 1, auth=True) as (restarted,):
+        gone = httpx.post(
+            restarted.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": finished}},
+            headers=old_session,
+            timeout=10,
+        )
+        assert gone.status_code == 404  # the old session died with its process
+        alice = Session(restarted, "alice")  # a new session, the same principal
+        assert alice.status(finished)["status"] == "completed"
+        assert alice.outcome(finished) == "quick kept"
+        listed = alice.ask("tasks/list", {})["result"]["tasks"]
+        assert [t["taskId"] for t in listed] == [finished, unfinished]
+        deadline = time.monotonic() + DEADLINE_S
+        while alice.status(unfinished)["status"] == "working":  # its process is gone
+            assert time.monotonic() < deadline, "the orphan never failed"
+            time.sleep(0.1)
+        assert alice.status(unfinished)["status"] == "failed"
+        bob = Session(restarted, "bob")
+        for task_id in (finished, unfinished):
+            refused = bob.ask("tasks/get", {"taskId": task_id})
+            assert refused["error"]["code"] == -32602, refused
+            assert bob.ask("tasks/result", {"taskId": task_id})["error"]["code"] == -32602
+        assert bob.ask("tasks/list", {})["result"]["tasks"] == []
+        assert bob.outcome(bob.start("quick", {"text": "bob's"})) == "quick bob's"
+        assert alice.outcome(alice.start("quick", {"text": "again"})) == "quick again"
+
+
+def test_an_unauthenticated_sessions_legacy_tasks_are_lost_by_a_restart_modern_ones_kept(
+    redis_url: str, tmp_path: Path
+) -> None:
+    with peers(redis_url, tmp_path, 1) as (a,):
+        session = Session(a)
+        legacy = session.start("quick", {"text": "legacy"})
+        assert session.outcome(legacy) == "quick legacy"
+        modern = call_tool(a, 1, "quick", {"text": "modern"})
+        until(a, modern, lambda t: t["status"] == "completed")
+        a.stop()
+    with peers(redis_url, tmp_path, 1) as (restarted,):
+        session = Session(restarted)  # nothing ties it to the session before
+        refused = session.ask("tasks/get", {"taskId": legacy})
+        assert refused["error"]["code"] == -32602, refused
+        assert f"no task {legacy!r}" in refused["error"]["message"]
+        assert session.ask("tasks/list", {})["result"]["tasks"] == []
+        kept = task(restarted, 2, modern)  # stateless: nobody in particular, kept
+        assert kept["result"]["content"][0]["text"] == "quick modern"
+        assert session.outcome(session.start("quick", {"text": "new"})) == "quick new"

@@ -22,8 +22,11 @@ def rss_kib() -> int:
 
 
 def build(ttl_ms: int, count: int) -> App:
-    store = MemoryTaskStore(default_ttl_ms=ttl_ms, sweep_every_s=0.2, max_tasks=4 * count)
-    app = App("mcpgen-tasks", "1.0.0", binding=stubs, tasks=Tasks(store, max_running=2 * count))
+    store = MemoryTaskStore(
+        default_ttl_ms=ttl_ms, sweep_every_s=0.2, max_tasks=4 * count, max_tasks_per_owner=4 * count
+    )  # one requester (stdio): its bounds are the server's
+    tasks = Tasks(store, max_running=2 * count, max_running_per_owner=2 * count)
+    app = App("mcpgen-tasks", "1.0.0", binding=stubs, tasks=tasks)
 
     @app.tool(task="optional", immediate_ms=0)
     async def square(n: int) -> str:
