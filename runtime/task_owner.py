@@ -14,7 +14,9 @@ The default, :func:`session_owner`, takes what outlives a connection where there
   evicted) finds none of them, finished ones included, although a shared store still
   keeps them until their TTL;
 - anything else (stdio, in memory, an unauthenticated 2026-07-28 request over HTTP):
-  nobody in particular (""). These requesters share one owner, and so one quota; their
+  nobody in particular (""). Nothing tells these requesters apart, so the per-owner
+  bounds do not apply to them (a stdio server's one client, or all of a public server's,
+  would otherwise share one owner's quota): only the bounds for everybody do. Their
   tasks survive a restart with a shared store. A task id is an unguessable 128-bit
   secret, which is what keeps one such requester from another's task.
 

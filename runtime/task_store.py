@@ -213,7 +213,7 @@ class MemoryTaskStore:
         return ttl
 
     async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> TaskRecord:
-        owned = self._owned.get(owner)
+        owned = self._owned.get(owner) if owner else None  # nobody in particular: no quota
         if owned is not None and len(owned) >= self.max_tasks_per_owner:
             self._expire(list(owned.values()))
             if len(owned) >= self.max_tasks_per_owner:

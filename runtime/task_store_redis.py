@@ -203,11 +203,12 @@ class RedisTaskStore:
         keys = [f"{self.prefix}expiry", index, task_key, self._lease]
         data = self._encoder.encode(record)
         args = [self.max_tasks, ttl, self.lease_ms, self.worker_id, data, seq, record.task_id]
-        made = int(
-            await self._redis(self._create(keys=keys, args=args + [self.max_tasks_per_owner]))
-        )
+        per_owner = self.max_tasks_per_owner if owner else self.max_tasks  # "": nobody's
+        made = int(await self._redis(self._create(keys=keys, args=args + [per_owner])))
         if made < 1:
-            raise full(self.max_tasks_per_owner, True) if made < 0 else full(self.max_tasks)
+            raise (
+                full(self.max_tasks_per_owner, True) if made < 0 and owner else full(self.max_tasks)
+            )
         if self._heartbeat is None:
             self._heartbeat = asyncio.create_task(self._beat())
         return record

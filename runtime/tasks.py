@@ -129,7 +129,7 @@ class Tasks:
         tool's ``isError`` result ends the task ``failed`` (2025-11-25) rather than
         ``completed`` (2026-07-28)."""
         owner = self.owner_of(scope)
-        if self.running.get(owner, 0) >= self.max_running_per_owner:
+        if owner and self.running.get(owner, 0) >= self.max_running_per_owner:
             raise busy(
                 f"too many tasks running for this requester (at most"
                 f" {self.max_running_per_owner} per owner: max_running_per_owner); retry once"

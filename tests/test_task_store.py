@@ -282,6 +282,22 @@ def test_an_owner_at_its_quota_is_refused_while_other_owners_still_create_tasks(
         stores(max_tasks_per_owner=0)
 
 
+def test_nobody_in_particular_is_bounded_only_by_the_bound_for_everyone(
+    stores: Stores,
+) -> None:
+    """Requesters nothing tells apart (owner "": stdio, unauthenticated 2026-07-28) do not
+    share one owner's quota: only the store's bound holds them."""
+
+    async def scenario() -> None:
+        store = stores(max_tasks=5, max_tasks_per_owner=2)
+        for _ in range(5):
+            await store.create("tools/call", owner="")
+        with pytest.raises(TaskLimitReached, match=r"at most 5: max_tasks"):
+            await store.create("tools/call", owner="")
+
+    stores.run(scenario)
+
+
 def test_by_default_a_day_asked_for_is_granted_an_hour(stores: Stores) -> None:
     async def scenario() -> None:
         store = stores()

@@ -212,6 +212,21 @@ def test_a_legacy_session_flooding_running_tasks_leaves_other_clients_served() -
     run(scenario())
 
 
+def test_requesters_nothing_tells_apart_share_no_per_owner_quota() -> None:
+    """Unauthenticated 2026-07-28 requests are nobody in particular: more of their tasks
+    run at once than one owner may run, up to the bound for everyone."""
+
+    async def scenario() -> None:
+        world = World(protected=False, bound="running")
+        stateless = Requester(world, MODERN)
+        held = [await stateless.start("hold", f"s{n}") for n in range(QUOTA * 2)]
+        assert all(task_id is not None for task_id, _ in held), held
+        world.release.set()
+        await stateless.completes("quick", "after")
+
+    run(scenario())
+
+
 @pytest.mark.parametrize("protected", [True, False], ids=["principals", "sessions"])
 def test_an_owner_flooding_kept_tasks_is_refused_until_they_expire_and_others_are_not(
     protected: bool,
