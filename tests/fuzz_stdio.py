@@ -38,8 +38,6 @@ from tests.fuzzing import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-#: How long the answers to a case with a batch may pause before the case is over.
-BATCH_PAUSE = 0.3
 COMMAND = ("-m", "examples.everything", "--transport", "stdio")
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
@@ -245,20 +243,13 @@ class Runner:
         proc.write(b"\n".join(case.frames) + b"\n" + sentinel + b"\n")
         deadline = time.monotonic() + DEADLINE
         alive = dead = succeeded = False
-        quiet = False  # a batch's answers may trail the ping: read on until a pause
-        while not (alive and owed.settled() and (quiet or not owed.batches)):
-            settled = alive and owed.settled()
+        while not (alive and owed.settled()):
             try:
-                line = proc.line(
-                    min(deadline, time.monotonic() + BATCH_PAUSE) if settled else deadline
-                )
+                line = proc.line(deadline)
             except EOFError:
                 dead = True
                 break
             if line is None:
-                if settled:
-                    quiet = True
-                    continue
                 break
             value, problem = answer_problem(line)
             if problem:
@@ -271,6 +262,9 @@ class Runner:
                     self.from_server(proc, message, owed.waiting)
                 elif answers == ident:
                     alive = True
+                elif answers is None and isinstance(value, list):
+                    owed.in_batches.append(_code(message))
+                    self.tally.outcomes[_outcome(message) + " (null id, in a batch)"] += 1
                 elif answers is None:
                     owed.nulls.append(_code(message))
                     self.tally.outcomes[_outcome(message) + " (null id)"] += 1
@@ -323,8 +317,10 @@ class Owed:
         #: Readable request ids still without an answer carrying them.
         self.waiting = Counter(f.id for f in frames if f.kind == "request" and f.id is not None)
         self.by_id = requests
-        #: The codes of the answers with a null id (None: not an error).
+        #: The codes of the answers with a null id (None: not an error), and of those in
+        #: batch answers (they answer nothing outside their batch).
         self.nulls: list[int | None] = []
+        self.in_batches: list[int | None] = []
         self.wrong: list[str] = []
         #: Null-id errors the lines are owed: what is not JSON, a request whose id is not
         #: readable (a line over the size limit is answered as that limit says).
@@ -332,9 +328,9 @@ class Owed:
             not f.oversize and (f.kind == "not json" or (f.kind == "request" and f.id is None))
             for f in frames
         )
-        #: Batches that get an answer (some element is no notification), and the batch
-        #: answers (arrays) seen: one comes once all of its batch is answered, at times after
-        #: the ping that follows it.
+        #: Batches that get an answer (some element is no notification): an error, or an
+        #: array once all of the batch is answered (at times after the ping that follows
+        #: it); and the arrays seen.
         self.batches = sum(f.kind == "batch" and f.valid for f in frames)
         self.arrays = 0
 
@@ -361,6 +357,8 @@ class Owed:
         """``(kind, signature, detail)`` of each missing answer and wrong code."""
         out = [("wrong code", why, "") for why in self.wrong]
         frames = [f for f in self.frames if not f.oversize]
+        if PARSE_ERROR in self.in_batches:
+            out.append(("wrong code", "batch element answered -32700", f"{self.in_batches}"))
         parse_errors = self.nulls.count(PARSE_ERROR)
         not_json = sum(f.kind == "not json" for f in frames)
         if parse_errors > not_json:
@@ -368,7 +366,11 @@ class Owed:
         elif parse_errors < not_json:
             out.append(("wrong code", "not JSON and no -32700", f"null-id codes {self.nulls}"))
         strange = sorted(
-            {c for c in self.nulls if c is not None and c not in INVALID_CODES | {PARSE_ERROR}}
+            {
+                c
+                for c in self.nulls + self.in_batches
+                if c is not None and c not in INVALID_CODES | {PARSE_ERROR}
+            }
         )
         if strange:
             out.append(("wrong code", f"null-id answer {strange[0]}", f"codes {self.nulls}"))
