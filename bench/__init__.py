@@ -12,6 +12,6 @@ BENCHMARKS: dict[str, str] = {
     "app_instructions": "instructions and simulated cache misses per HTTP tools/call of each ASGI app in process (cachegrind)",
     "auth_cost": "what OAuth costs an HTTP tools/call: unprotected vs a cached token vs a new JWT each request (in process; cachegrind)",
     "tasks_load": "1,000 tasks at once in both eras: none lost, memory before / at peak / after their TTL",
-    "fuzz": "mutated valid traffic over stdio and HTTP: crashes, hangs, 5xx, non-JSON-RPC answers (20,000 cases per transport)",
+    "fuzz": "mutated valid traffic over stdio and HTTP: crashes, hangs, 5xx, non-JSON-RPC answers, missing answers, wrong codes (20,000 cases per transport)",
 }
 """Benchmark name (a module of this package with ``main(argv) -> dict``) → what it measures."""

@@ -149,7 +149,7 @@ class Connection:
         if is_batch:
             self._next_batch += 1
             batch = self._next_batch
-            expected = sum(isinstance(m, (jsonrpc.Request, jsonrpc.Invalid)) for m in messages)
+            expected = sum(jsonrpc.answered(m) for m in messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 return refused_batch("initialize must not be part of a batch")
             events.append(BatchOpened(batch, expected))
@@ -185,6 +185,8 @@ class Connection:
             if pending is None:
                 return []
             return [Failure(m.id, error)]  # type: ignore[arg-type]
+        if m.notification:  # nobody waits for an answer to a notification, valid or not
+            return []
         return [Send(jsonrpc.encode_error(m.id, m.code, m.message), batch)]
 
     # -- the legacy era ---------------------------------------------------------------------

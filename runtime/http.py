@@ -202,6 +202,14 @@ class McpHttpApp:
                 return
         parsed = jsonrpc.parse(body, limits.max_depth, limits.max_batch)
         messages = parsed[0]
+        if not parsed[1] and type(messages[0]) is jsonrpc.Invalid:
+            # no message at all: refused with its own error before anything else is looked
+            # at (a notification's too, as the transport requires: 400, the id null)
+            refused = messages[0]
+            await respond(
+                send, 400, jsonrpc.encode_error(refused.id, refused.code, refused.message)
+            )
+            return
         auth = self.auth
         if principal is not None and auth is not None and auth.policy.varies:
             needed = auth.missing(principal, operation(messages))

@@ -15,6 +15,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from . import json_skim
 from .errors import INVALID_REQUEST, PARSE_ERROR, McpError
 from .limits import DEFAULT
 from .plain import as_object
@@ -57,11 +58,14 @@ class ErrorResponse(msgspec.Struct, frozen=True):
 
 
 class Invalid(msgspec.Struct, frozen=True):
-    """Not a valid message; answer with this error (``id`` as far as it could be read)."""
+    """Not a valid message; answer with this error (``id`` as far as it could be read),
+    unless it is a ``notification`` (``method`` and no ``id``): nobody waits for an answer
+    to one, whatever is wrong with it."""
 
     id: RequestId | None
     code: int
     message: str
+    notification: bool = False
 
 
 Message = Union[Request, Notification, Response, ErrorResponse, Invalid]
@@ -78,20 +82,24 @@ def _classify(env: _Envelope) -> Message:
     rid = env.id
     if type(rid) is not str and type(rid) is not int:  # JSON gives exact types (no bool)
         rid = None
-    if env.jsonrpc != "2.0":
-        return Invalid(rid, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"')
     method = env.method
+    notified = method is not UNSET and env.id is UNSET
+    if env.jsonrpc != "2.0":
+        return Invalid(rid, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"', notified)
     if method is not UNSET:
         if type(method) is not str:
-            return Invalid(rid, INVALID_REQUEST, "Invalid request: method must be a string")
+            why = "Invalid request: method must be a string"
+            return Invalid(rid, INVALID_REQUEST, why, notified)
         if env.result is not UNSET or env.error is not UNSET:
-            return Invalid(rid, INVALID_REQUEST, "Invalid request: method with result or error")
+            why = "Invalid request: method with result or error"
+            return Invalid(rid, INVALID_REQUEST, why, notified)
         params = env.params
         if params is UNSET:
             params = None
         elif memoryview(params)[0] not in _STRUCTURED:
-            return Invalid(rid, INVALID_REQUEST, "Invalid request: params must be an object")
-        if env.id is UNSET:
+            why = "Invalid request: params must be an object"
+            return Invalid(rid, INVALID_REQUEST, why, notified)
+        if notified:
             return Notification(method, params)
         if rid is None:
             return Invalid(None, INVALID_REQUEST, "Invalid request: id must be a string or integer")
@@ -115,6 +123,12 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)')
 #: Brackets to +1 / -1 (as signed bytes), everything else deleted.
 _BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def answered(message: Message) -> bool:
+    """Whether ``message`` gets an answer: a request does, so does an invalid message that
+    is not a notification."""
+    return type(message) is Request or (type(message) is Invalid and not message.notification)
 
 
 def request_ids(messages: list[Message]) -> list[RequestId]:
@@ -155,7 +169,8 @@ def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid |
     JSON text is UTF-8 (a frame that is not is a parse error, even where the envelope
     decoder would skip the bytes), and nesting beyond ``max_depth`` is refused up front:
     every later pass over the message (decoders, hooks, re-shaping) recurses with it.
-    An ordinary frame (ASCII, few brackets) passes a cheap test and costs no more.
+    An ordinary frame (ASCII, few brackets) passes a cheap test and costs no more. The
+    answer to a frame refused for its nesting is :func:`parse`'s (its syntax first).
     """
     data = frame.encode() if isinstance(frame, str) else frame
     openers = data.count(b"{") + (data.count(b"[") if b"[" in data else 0)
@@ -178,25 +193,25 @@ def parse(
     """Decode one frame; returns the messages and whether the frame was a batch.
 
     Never raises: whatever the bytes, the answer is messages, :class:`Invalid` ones
-    carrying the error the peer is to get.
+    carrying the error the peer is to get. Syntax comes before limits: what is not JSON
+    is a parse error however deep or long; JSON refused for a limit carries the id its
+    top level shows (a notification's refusal is marked, to go unanswered).
     """
     data = frame.encode() if isinstance(frame, str) else frame
     refused = refusal(data, max_depth)
     if refused is not None:
-        return [refused], False
+        return [_unread(data, refused)], False
     first = data[:1]
     if (first == b"[" or (first.isspace() and data.lstrip()[:1] == b"[")) and data.count(
         b","
     ) >= max_batch:
         # counted before decoding: a long batch of tiny elements decodes into many objects
         if elements(data, max_batch) > max_batch:
-            return [_long_batch(f"more than {max_batch}", max_batch)], False
+            return [_unread(data, _long_batch(f"more than {max_batch}", max_batch))], False
     try:
         decoded = _decoder.decode(data)
-    except msgspec.ValidationError:
-        return [_not_an_object(data)], False
-    except Exception:  # msgspec.DecodeError, and anything else a decoder may raise
-        return [Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")], False
+    except Exception:  # msgspec.DecodeError or ValidationError, or anything else it may raise
+        return [_unread(data, _UNDECODABLE)], False
     if isinstance(decoded, _Envelope):
         return [_classify(decoded)], False
     if not decoded:
@@ -207,8 +222,8 @@ def parse(
     for raw in decoded:
         try:
             out.append(_classify(_envelope.decode(raw)))
-        except msgspec.DecodeError:
-            out.append(Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object"))
+        except msgspec.DecodeError:  # or a ValidationError
+            out.append(_unread(bytes(raw), _UNDECODABLE))
     return out, True
 
 
@@ -217,14 +232,26 @@ def _long_batch(count: str, limit: int) -> Invalid:
     return Invalid(None, INVALID_REQUEST, message)
 
 
-def _not_an_object(frame: bytes | str) -> Invalid:
-    """A frame that is not an object or array: invalid JSON (a scalar with garbage after
-    it) is a parse error, valid JSON of another kind an invalid request."""
-    try:
-        msgspec.json.decode(frame)
-    except Exception:
-        return Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")
-    return Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
+#: Why JSON the decoder cannot take is refused: a value it cannot hold.
+_UNDECODABLE = Invalid(
+    None, INVALID_REQUEST, "Invalid request: a value out of range (a number, an unpaired surrogate)"
+)
+_NOT_JSON = Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")
+
+
+def _unread(data: bytes, refused: Invalid) -> Invalid:
+    """The answer to a frame no decoder read, ``refused`` saying why: -32700 when it is not
+    JSON at all, whatever else is wrong with it; else the refusal, carrying the id its top
+    level shows and marked when that is a notification's (``json_skim``: no recursion, and
+    nothing of the frame built)."""
+    if refused.code == PARSE_ERROR:
+        return refused
+    if not json_skim.is_json(data):
+        return _NOT_JSON
+    if data.lstrip()[:1] not in (b"{", b"["):
+        return Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
+    request_id, notification = json_skim.top_level(data)
+    return Invalid(request_id, refused.code, refused.message, notification)
 
 
 # -- encoding ---------------------------------------------------------------------------

@@ -8,7 +8,8 @@ SIGTERM, then SIGKILL.
 
 Lines are read in pieces of at most :data:`PIECE` bytes, so a line longer than
 ``Limits.max_message_bytes`` is skipped without ever being held whole: the server answers
-it with -32600 (carrying the request's id when its first bytes show it), a client logs it.
+it with -32600, carrying the request's id when its first or last bytes show it
+(``line_ends``; a notification gets nothing), a client logs it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import selectors
 import stat
 import sys
 from collections.abc import Mapping, Sequence
 
-import msgspec
-
 from .errors import INVALID_REQUEST
-from .jsonrpc import RequestId, encode_error
+from .jsonrpc import encode_error
 from .limits import CLIENT, DEFAULT, Limits
+from .line_ends import EDGE, identify
 
 log = logging.getLogger("mcpgen.runtime.stdio")
 
@@ -35,8 +34,6 @@ log = logging.getLogger("mcpgen.runtime.stdio")
 #: buffers at most about twice this before it stops reading (backpressure), whatever the
 #: length of the line; longer lines are assembled from pieces up to the message limit.
 PIECE = 256 * 1024
-#: How much of an oversize line is kept to look for its request id.
-HEAD = 4096
 #: How long closing the server side waits for the peer to take what is left to write.
 FLUSH_TIMEOUT = 5.0
 
@@ -77,83 +74,46 @@ class _LineReader:
         is over the limit (then it has been consumed and :meth:`oversized` called)."""
         parts = [first]
         size = len(first)
-        head = b""
+        head = tail = b""
         while True:
             piece, ended = await self._piece()
             size += len(piece)
             length = size - 1 if piece.endswith(b"\n") else size
             if parts:
                 parts.append(piece)
-                if length > self.max_bytes:  # from here on only count what goes by
-                    head = _head(parts)
+                if length > self.max_bytes:  # from here on only its two ends are kept
+                    head, tail = _ends(parts)
                     parts.clear()
+            else:
+                tail = (tail + piece)[-EDGE - 1 :]
             if ended:
                 break
         if parts:
             return b"".join(parts)
-        await self.oversized(head, length)
+        await self.oversized(head, tail.removesuffix(b"\n"), length)
         return None
 
-    async def oversized(self, head: bytes, length: int) -> None:
-        """A line of ``length`` bytes (starting with ``head``) was over the limit."""
+    async def oversized(self, head: bytes, tail: bytes, length: int) -> None:
+        """A line of ``length`` bytes (starting with ``head``, ending with ``tail``) was
+        over the limit."""
         log.warning(
             "skipped a message of %d bytes: over the limit of %d bytes", length, self.max_bytes
         )
 
 
-def _head(parts: list[bytes]) -> bytes:
-    """The first :data:`HEAD` bytes of the concatenation of ``parts``."""
-    head = b""
+def _ends(parts: list[bytes]) -> tuple[bytes, bytes]:
+    """The first and the last :data:`~line_ends.EDGE` bytes of the concatenation of
+    ``parts`` (one more at the end: the newline, if it is there)."""
+    head = tail = b""
     for part in parts:
-        head += part[: HEAD - len(head)]
-        if len(head) >= HEAD:
+        head += part[: EDGE - len(head)]
+        if len(head) >= EDGE:
             break
-    return head
-
-
-#: One JSON token of the start of a message: a complete string, a structural character,
-#: a run of anything else (numbers, literals, blanks), or a lone quote (a string cut off).
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^"{}\[\]:,]+|"', re.DOTALL)
-#: After the key ``"id"``: an integer or a string, followed by what may follow a member.
-_ID_VALUE = re.compile(rb'\s*:\s*(-?(?:0|[1-9][0-9]*)|"(?:[^"\\]|\\.)*")\s*[,}]', re.DOTALL)
-
-
-def request_id(head: bytes) -> RequestId | None:
-    """The ``id`` member of the top-level object that ``head`` (the start of a message)
-    opens, if it appears there complete; else ``None``.
-
-    Best effort for answering an oversize message, which is never decoded: it walks the
-    tokens of at most :data:`HEAD` bytes, tracking depth so that an ``"id"`` key nested in
-    ``params`` (a tool argument, say) is not taken for the request's.
-    """
-    depth = 0
-    previous = b""
-    for match in _TOKEN.finditer(head, 0, HEAD):
-        token = match.group()
-        if token.isspace():
-            continue
-        if token in (b"{", b"["):
-            if depth == 0 and token == b"[":
-                return None  # a batch: no one id to answer
-            depth += 1
-        elif token in (b"}", b"]"):
-            depth -= 1
-            if depth <= 0:
-                return None
-        elif token == b'"':
-            return None  # a string runs past what was kept
-        elif depth == 0:
-            return None  # not an object
-        elif depth == 1 and token == b'"id"' and previous in (b"{", b","):
-            value = _ID_VALUE.match(head, match.end())
-            if value is None:
-                return None
-            try:  # a malformed id (invalid UTF-8, an integer too long to convert): none
-                return msgspec.json.decode(value.group(1), type=RequestId)
-            except (msgspec.MsgspecError, ValueError):  # UnicodeDecodeError is a ValueError
-                return None
-        previous = token
-    return None
+    for part in reversed(parts):
+        tail = part[-(EDGE + 1 - len(tail)) :] + tail
+        if len(tail) > EDGE:
+            break
+    return head, tail
 
 
 def _pollable(fd: int, events: int) -> bool:
@@ -276,14 +236,17 @@ class StdioServerTransport(_LineReader):
         self.writer.write(data + b"\n")
         await self.writer.drain()
 
-    async def oversized(self, head: bytes, length: int) -> None:
-        await super().oversized(head, length)
+    async def oversized(self, head: bytes, tail: bytes, length: int) -> None:
+        await super().oversized(head, tail, length)
+        request_id, notification = identify(head, tail)
+        if notification:
+            return  # nobody waits for an answer
         message = (
             f"Invalid request: message of {length} bytes is over the limit of"
             f" {self.max_bytes} bytes"
         )
         with contextlib.suppress(ConnectionError, OSError):
-            await self.send(encode_error(request_id(head), INVALID_REQUEST, message))
+            await self.send(encode_error(request_id, INVALID_REQUEST, message))
 
     async def close(self) -> None:
         """Stop reading; hand what is left to write to the peer (bounded in time)."""

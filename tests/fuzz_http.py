@@ -23,6 +23,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz_oracle import INVALID_CODES, Frame, id_key
 from tests.fuzz_report import Tally, traceback_signature
 from tests.fuzzing import (
     DEADLINE,
@@ -34,9 +35,8 @@ from tests.fuzzing import (
     Case,
     answer_problem,
     default_headers,
-    id_key,
+    frame_of,
     modern_meta,
-    readable_request,
     request,
     strict_json,
 )
@@ -134,14 +134,15 @@ class Reply:
             if isinstance(meta, dict) and SUBSCRIPTION in meta:
                 self.listen = True  # a listen stream is acknowledged: leave it
                 self.done.set()
-            if "method" not in message and (
-                message.get("id") is None or id_key(message.get("id")) == self.expected
-            ):
+            if "method" not in message and id_key(message.get("id")) == self.expected:
                 self.answered = True
 
 
-def judge(tally: Tally, case: Case, reply: Reply, method: str, session: str) -> None:
-    """The oracles on one HTTP exchange (``method``: the body's, ``session``: its version)."""
+def judge(
+    tally: Tally, case: Case, reply: Reply, method: str, session: str, frame: Frame | None = None
+) -> None:
+    """The oracles on one HTTP exchange (``method``: the body's, ``session``: its version;
+    ``frame``: what the oracle reads in the body of a POST)."""
     where = case.method + (" x2 concurrent, one id" if len(case.frames) > 1 else "")
     if reply.error is not None:
         tally.fail(
@@ -188,12 +189,66 @@ def judge(tally: Tally, case: Case, reply: Reply, method: str, session: str) -> 
             )
         elif body and (problem := answer_problem(body)[1]):
             tally.fail("bad answer", f"{status} JSON body {problem}", case, shown)
-        if reply.expected is not None and case.method == "POST" and not reply.answered:
-            if not (reply.listen and reply.done.is_set() and not reply.ended):
-                signature = f"lost answer: {status} without the response [{where}]"
-                tally.fail("hang", signature, case, shown)
     else:
         tally.fail("bad answer", f"status {status}", case, shown)
+    if frame is not None and status < 500:
+        judge_answers(tally, case, reply, frame, f"{shown} [{where}]")
+
+
+#: Refusals sent before the body is read: it holds no id the server could know.
+UNREAD = frozenset({401, 403, 405, 406, 408, 413, 415})
+
+
+def judge_answers(tally: Tally, case: Case, reply: Reply, frame: Frame, shown: str) -> None:
+    """The missing-answer and wrong-code oracles on a POST whose body the server read."""
+    status = reply.status or 0
+    if frame.oversize or status in UNREAD or (case.path.rstrip("/") or "/") != "/mcp":
+        return
+    answers = [m for m in _messages(reply) if "method" not in m]
+    nulls = [_code(m) for m in answers if m.get("id") is None]
+    codes = [_code(m) for m in answers]
+    if frame.kind == "request" and frame.id is not None:
+        mine = [_code(m) for m in answers if id_key(m.get("id")) == frame.id]
+        acknowledged = reply.listen and reply.done.is_set() and not reply.ended
+        if not mine and not acknowledged:
+            how = "a null id" if nulls else "no answer carrying its id"
+            tally.fail("missing answer", f"{status} with {how}", case, shown)
+        allowed = frame.codes()
+        for code in mine:
+            if code is not None and (code == -32700 if allowed is None else code not in allowed):
+                what = "a request" if frame.valid else "an invalid request"
+                tally.fail("wrong code", f"{what} answered {code} ({status})", case, shown)
+    if frame.kind == "notification" and any(m.get("id") is not None for m in answers):
+        tally.fail("wrong code", f"a notification answered ({status})", case, shown)
+    elif frame.kind == "notification" and status < 300 and answers:
+        tally.fail("wrong code", f"a notification answered ({status})", case, shown)
+    if frame.kind == "not json":
+        if -32700 not in nulls:
+            tally.fail("wrong code", f"not JSON and no -32700 ({status} {codes})", case, shown)
+    elif -32700 in codes:
+        tally.fail("wrong code", f"JSON answered -32700 ({status})", case, shown)
+    strange = sorted({c for c in nulls if c is not None and c not in INVALID_CODES | {-32700}})
+    if strange:
+        tally.fail("wrong code", f"null-id answer {strange[0]} ({status})", case, shown)
+
+
+def _messages(reply: Reply) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a reply: its JSON body's, or its SSE events'."""
+    out: list[dict[str, Any]] = []
+    for data in reply.events if reply.events else [bytes(reply.body)]:
+        try:
+            value = strict_json(data)
+        except (ValueError, RecursionError):
+            continue
+        out += [m for m in (value if isinstance(value, list) else [value]) if isinstance(m, dict)]
+    return out
+
+
+def _code(message: dict[str, Any]) -> int | None:
+    """The code of an error answer (None for a result)."""
+    error = message.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 # -- the ASGI app in process ------------------------------------------------------------
@@ -342,11 +397,12 @@ class Worker:
         headers = self.fill(case.headers)
         replies = []
         for frame in case.frames:
-            readable = readable_request(frame) if case.method == "POST" else None
+            read = frame_of(frame) if case.method == "POST" else None
+            readable = (read.id, read.method) if read and read.id and not read.oversize else None
             listen = readable is not None and readable[1] == "subscriptions/listen"
             expected = readable[0] if readable else None
             reply = Reply(expected, listen, case.method == "GET", self.refuse_later)
-            replies.append((reply, readable))
+            replies.append((reply, read))
         await asyncio.gather(
             *(
                 self.exchange(case.method, case.path, case.query, headers, frame, reply)
@@ -356,13 +412,14 @@ class Worker:
         if self.pending:
             await asyncio.wait(self.pending, timeout=DEADLINE)
             self.pending.clear()
-        for reply, readable in replies:
+        for reply, read in replies:
             if reply.misuse and reply.misuse.startswith("unsendable"):
                 self.tally.counts["unsendable"] += 1
                 continue
             reply.cause = self.captured.take_asgi(case) if reply.status == 500 else None
             session = f"legacy session at {self.version}" if case.era == "legacy" else case.era
-            judge(self.tally, case, reply, readable[1][:40] if readable else "-", session)
+            method = read.method[:40] if read and read.kind == "request" else "-"
+            judge(self.tally, case, reply, method, session, read)
             if reply.status == 404 and (b"mcp-session-id", self.session) in headers:
                 self.session = None  # ended (DELETE, or a mutation the server took as such)
         if case.method == "DELETE":

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tests.fuzzing import Case
 
-KINDS = ("crash", "hang", "5xx", "bad answer", "traceback")
+KINDS = ("crash", "hang", "5xx", "bad answer", "traceback", "missing answer", "wrong code")
 
 
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz_oracle import INVALID_CODES, PARSE_ERROR, Frame, id_key
 from tests.fuzz_report import Tally, traceback_signature
 from tests.fuzzing import (
     DEADLINE,
@@ -29,11 +30,10 @@ from tests.fuzzing import (
     STATE_KEY,
     Case,
     answer_problem,
-    id_key,
+    frame_of,
     initialize,
     modern_meta,
     notification,
-    readable_request,
     request,
 )
 
@@ -236,19 +236,14 @@ class Runner:
     def run_case(self, case: Case) -> None:
         proc = self.proc(case.era)
         self.last[case.era] = case
-        expected: Counter[str] = Counter()
-        methods: dict[str, str] = {}
-        for frame in case.frames:
-            readable = readable_request(frame)
-            if readable:
-                expected[readable[0]] += 1
-                methods[readable[0]] = readable[1]
+        # what the server reads: one message per line that is not blank
+        lines = [line for frame in case.frames for line in frame.split(b"\n")]
+        owed = Owed([frame_of(line) for line in lines if line and not line.isspace()])
         ident, sentinel = self.sentinel(case)
         proc.write(b"\n".join(case.frames) + b"\n" + sentinel + b"\n")
         deadline = time.monotonic() + DEADLINE
         alive = dead = succeeded = False
-        nulls = 0
-        while not (alive and sum(expected.values()) <= nulls):
+        while not (alive and owed.settled()):
             try:
                 line = proc.line(deadline)
             except EOFError:
@@ -260,20 +255,23 @@ class Runner:
             if problem:
                 self.tally.fail("bad answer", f"stdout line {problem}", case, repr(line[:300]))
                 continue
+            owed.arrays += isinstance(value, list)
             for message in value if isinstance(value, list) else [value]:
                 answers = message.get("id")
                 if "method" in message:
-                    self.from_server(proc, message, expected)
+                    self.from_server(proc, message, owed.waiting)
                 elif answers == ident:
                     alive = True
+                elif answers is None and isinstance(value, list):
+                    owed.in_batches.append(_code(message))
+                    self.tally.outcomes[_outcome(message) + " (null id, in a batch)"] += 1
                 elif answers is None:
-                    nulls += 1
+                    owed.nulls.append(_code(message))
                     self.tally.outcomes[_outcome(message) + " (null id)"] += 1
-                elif expected[key := id_key(answers)] > 0:
-                    expected[key] -= 1
+                elif owed.answer(id_key(answers), _code(message)):
                     succeeded = succeeded or "result" in message
                     self.tally.outcomes[_outcome(message)] += 1
-        self.judge(case, proc, dead, alive, sum(expected.values()) - nulls, methods)
+        self.judge(case, proc, dead, alive, owed)
         if case.era == "init" and succeeded and case.era in self.procs:
             self.retire("init")  # the next initialize meets a fresh process
 
@@ -290,15 +288,7 @@ class Runner:
             if expected[key] > 0:
                 expected[key] -= 1
 
-    def judge(
-        self,
-        case: Case,
-        proc: Proc,
-        dead: bool,
-        alive: bool,
-        unanswered: int,
-        methods: dict[str, str],
-    ) -> None:
+    def judge(self, case: Case, proc: Proc, dead: bool, alive: bool, owed: Owed) -> None:
         if dead or proc.broken:
             tail = proc.stderr_tail()
             code = self.retire(case.era, crashed=True)
@@ -312,20 +302,110 @@ class Runner:
                 "hang", "stopped answering: the ping after the case unanswered in 5 s", case, ""
             )
             self.retire(case.era, kill=True)
-        elif unanswered > 0:
-            twice = " (sent twice)" if len(case.frames) > 1 else ""
-            method = ", ".join(sorted({m[:40] for m in methods.values()}))
-            self.tally.fail(
-                "hang",
-                f"request with a readable id{twice} not answered in {DEADLINE:.0f} s",
-                case,
-                f"{unanswered} of the requests ({method}) got no response and no null-id error",
-            )
+            return
+        for kind, signature, detail in owed.failures(len(case.frames) > 1):
+            self.tally.fail(kind, signature, case, detail)
+
+
+class Owed:
+    """What the lines of one case must get (``fuzz_oracle``) and what they got: answers
+    carrying their ids, and the errors with a null id, in the order they came."""
+
+    def __init__(self, frames: list[Frame]) -> None:
+        self.frames = frames
+        requests = {f.id: f for f in frames if f.kind == "request" and f.id is not None}
+        #: Readable request ids still without an answer carrying them.
+        self.waiting = Counter(f.id for f in frames if f.kind == "request" and f.id is not None)
+        self.by_id = requests
+        #: The codes of the answers with a null id (None: not an error), and of those in
+        #: batch answers (they answer nothing outside their batch).
+        self.nulls: list[int | None] = []
+        self.in_batches: list[int | None] = []
+        self.wrong: list[str] = []
+        #: Null-id errors the lines are owed: what is not JSON, a request whose id is not
+        #: readable (a line over the size limit is answered as that limit says).
+        self.owed = sum(
+            not f.oversize and (f.kind == "not json" or (f.kind == "request" and f.id is None))
+            for f in frames
+        )
+        #: Batches that get an answer (some element is no notification): an error, or an
+        #: array once all of the batch is answered (at times after the ping that follows
+        #: it); and the arrays seen.
+        self.batches = sum(f.kind == "batch" and f.valid for f in frames)
+        self.arrays = 0
+
+    def answer(self, key: str, code: int | None) -> bool:
+        """An answer carrying the id ``key`` (``code``: its error's); False: none is owed."""
+        if self.waiting[key] <= 0:
+            return False
+        self.waiting[key] -= 1
+        frame = self.by_id[key]
+        allowed = frame.codes()
+        if code is not None and (code == PARSE_ERROR if allowed is None else code not in allowed):
+            what = "a request" if frame.valid else "an invalid request"
+            self.wrong.append(f"{what} answered {code}")
+        return True
+
+    def settled(self) -> bool:
+        """Every readable request answered, or as many more null-id errors came as are still
+        waiting (the server lost those ids: no use waiting out the deadline)."""
+        may = sum(f.oversize or f.kind == "other" for f in self.frames)
+        spare = max(0, len(self.nulls) - self.owed - may)
+        return sum(self.waiting.values()) + max(0, self.batches - self.arrays) <= spare
+
+    def failures(self, twice: bool) -> list[tuple[str, str, str]]:
+        """``(kind, signature, detail)`` of each missing answer and wrong code."""
+        out = [("wrong code", why, "") for why in self.wrong]
+        frames = [f for f in self.frames if not f.oversize]
+        if PARSE_ERROR in self.in_batches:
+            out.append(("wrong code", "batch element answered -32700", f"{self.in_batches}"))
+        parse_errors = self.nulls.count(PARSE_ERROR)
+        not_json = sum(f.kind == "not json" for f in frames)
+        if parse_errors > not_json:
+            out.append(("wrong code", "JSON answered -32700", f"null-id codes {self.nulls}"))
+        elif parse_errors < not_json:
+            out.append(("wrong code", "not JSON and no -32700", f"null-id codes {self.nulls}"))
+        strange = sorted(
+            {
+                c
+                for c in self.nulls + self.in_batches
+                if c is not None and c not in INVALID_CODES | {PARSE_ERROR}
+            }
+        )
+        if strange:
+            out.append(("wrong code", f"null-id answer {strange[0]}", f"codes {self.nulls}"))
+        spare = len(self.nulls) - self.owed
+        for key, count in self.waiting.items():
+            for _ in range(count):
+                frame = self.by_id[key]
+                if frame.oversize and spare > 0:  # its id may lie past what the server kept
+                    spare -= 1
+                    continue
+                how = (
+                    "answered with a null id" if spare > 0 else f"not answered in {DEADLINE:.0f} s"
+                )
+                spare -= 1
+                again = " (sent twice)" if twice else ""
+                detail = f"{frame.method[:40]} id {key[:40]}; null-id codes {self.nulls}"
+                out.append(("missing answer", f"request with a readable id{again} {how}", detail))
+        may = sum(f.oversize or f.kind == "other" for f in self.frames)
+        if spare > may and not any(f.kind == "batch" for f in self.frames):
+            notified = any(f.kind == "notification" for f in self.frames)
+            what = "a notification answered" if notified else "an answer nobody asked for"
+            out.append(("wrong code", what, f"null-id codes {self.nulls}"))
+        return out
 
 
 def _outcome(message: dict[str, Any]) -> str:
     error = message.get("error")
     return f"error {error.get('code')}" if isinstance(error, dict) else "result"
+
+
+def _code(message: dict[str, Any]) -> int | None:
+    """The code of an error answer (None for a result)."""
+    error = message.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) else None
 
 
 def _tracebacks(text: str) -> list[str]:

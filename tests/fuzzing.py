@@ -9,11 +9,20 @@ the byte level and (HTTP) in its headers, method or path (``fuzz_mutators``). Th
 (``fuzz_stdio``, ``fuzz_http``) send cases and judge what comes back with the oracles here:
 
 * no crash (the process lives and answers a ping; the ASGI app never raises);
-* no hang: a request whose id is still readable is answered (a response with that id, or an
-  error with a null id) within :data:`DEADLINE` seconds; an HTTP exchange ends in time;
+* no hang: the server keeps answering (the ping after each case) and an HTTP exchange ends
+  within :data:`DEADLINE` seconds;
 * no 5xx, and every answer is JSON-RPC 2.0: each stdout line, each non-empty JSON body,
   each SSE ``data`` field; a 4xx carries a JSON-RPC error body;
-* no traceback logged by the server (a stray one per message floods the logs).
+* no traceback logged by the server (a stray one per message floods the logs);
+* no missing answer: a request whose id is readable (a string or an integer) gets an answer
+  carrying that id within :data:`DEADLINE` seconds, never only one with a null id;
+* no wrong code: each frame gets what JSON-RPC prescribes for it as ``fuzz_oracle`` reads
+  it, independently of the runtime (-32700 for what is not JSON, -32600/-32601/-32602 for
+  JSON that is no valid request, never -32700 for JSON, no answer to a notification).
+
+What the server never reads is not judged by the last two: an HTTP request refused before
+its body is read (403, 405, 406, 408, 413, 415, 404 at another path), a frame over the size
+limit (answered as that limit documents).
 """
 
 from __future__ import annotations
@@ -26,12 +35,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fuzz_headers import Headers, HttpCase, mutate_http
+from mcpgen.runtime.limits import DEFAULT
 from tests.fuzz_mutators import Mutator, dump
+from tests.fuzz_oracle import Frame, is_id, read
 from tests.fuzz_report import Tally
 
 MODERN = "2026-07-28"
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DEADLINE = 5.0
+#: The size limit of every server the suite starts (their default limits).
+LIMIT = DEFAULT.max_message_bytes
 #: The ``requestState`` key of every server the suite starts (recorded states stay valid).
 STATE_KEY = bytes(range(32))
 #: Placeholders in a case's headers, filled by the driver with its session's values.
@@ -313,50 +326,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
-def _unique_ids(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs if k in ("id", "method")]
-    if len(set(keys)) != len(keys):
-        raise ValueError("duplicate id or method")
-    return dict(pairs)
+def strict_json(data: bytes) -> Any:
+    """``data`` as RFC 8259 JSON in UTF-8 (no NaN, no duplicate keys), else ValueError."""
+    return json.loads(
+        data.decode("utf-8"), parse_constant=_no_constants, object_pairs_hook=_unique_keys
+    )
 
 
-def strict_json(data: bytes, lenient: bool = False) -> Any:
-    """``data`` as RFC 8259 JSON in UTF-8 (no NaN, no duplicate keys; ``lenient``: only no
-    duplicate ``id`` or ``method``), else ValueError."""
-    hook = _unique_ids if lenient else _unique_keys
-    return json.loads(data.decode("utf-8"), parse_constant=_no_constants, object_pairs_hook=hook)
-
-
-def is_id(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate
-            return False
-        return True
-    return False
-
-
-def id_key(value: Any) -> str:
-    """Ids compared with their type (``1`` is not ``"1"``)."""
-    return json.dumps(value)
-
-
-def readable_request(frame: bytes) -> tuple[str, str] | None:
-    """``(id key, method)`` when ``frame`` is one object that is a request with a readable id
-    (it must be answered), else None."""
-    try:
-        value = strict_json(frame, lenient=True)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict) or "method" not in value or not is_id(value.get("id")):
-        return None
-    method = value["method"]
-    return id_key(value["id"]), method if isinstance(method, str) else "?"
+def frame_of(frame: bytes) -> Frame:
+    """What ``frame`` is, read by the oracle (``fuzz_oracle``), against the servers' limit."""
+    return read(frame, LIMIT)
 
 
 def jsonrpc_problem(value: Any, batch_ok: bool = True) -> str | None:

@@ -38,7 +38,8 @@ from test_stdio_runtime import (
 
 from mcpgen.runtime import INVALID_REQUEST, PARSE_ERROR
 from mcpgen.runtime.limits import DEFAULT, MiB, Limits
-from mcpgen.runtime.stdio import StdioProcess, request_id
+from mcpgen.runtime.line_ends import request_id
+from mcpgen.runtime.stdio import StdioProcess
 
 EXIT_TIMEOUT = 20.0
 
@@ -351,7 +352,6 @@ def test_an_oversize_line_at_end_of_input_is_answered(
         pytest.param(b"\x00\xff garbage {", PARSE_ERROR, id="short"),
         pytest.param(os.urandom(5000).replace(b"\n", b" "), INVALID_REQUEST, id="oversize-binary"),
         pytest.param(b'{"id": ' + b"9" * 5000, INVALID_REQUEST, id="oversize-number"),
-        pytest.param(b'{"params": "' + b"x" * 5000 + b'", "id": 3}', INVALID_REQUEST, id="id-too-late"),
     ],
 )  # fmt: skip
 def test_garbage_then_a_valid_request(
@@ -364,6 +364,47 @@ def test_garbage_then_a_valid_request(
     assert answer["id"] is None and error_code(answer) == code, answer
     assert tool_text(peer.call_tool("test_simple_text")) == SIMPLE_TEXT
     assert peer.backlog == []  # nothing else was said
+    assert peer.close() == 0
+
+
+# -- the id of an oversize message, read from its two ends ----------------------------------
+
+#: Longer than the limit of these tests (1000 bytes) and than both ends kept (4 KiB each).
+PAD = "x" * 10_000
+
+
+@pytest.mark.parametrize(
+    ("message", "answer_id"),
+    [
+        pytest.param({"jsonrpc": "2.0", "id": "first", "method": "tools/call", "params": {"pad": PAD}}, "first", id="id-first"),
+        # the TypeScript SDK's order: the id after the params
+        pytest.param({"method": "tools/call", "params": {"pad": PAD}, "jsonrpc": "2.0", "id": 12}, 12, id="id-last"),
+        pytest.param({"params": {"pad": PAD}, "jsonrpc": "2.0", "method": "tools/call", "id": 9, "more": PAD}, None, id="id-out-of-sight"),
+    ],
+)  # fmt: skip
+def test_an_oversize_request_is_answered_with_the_id_either_end_shows(
+    spawn: Callable[..., LinePeer], message: dict[str, Any], answer_id: Any
+) -> None:
+    """Only the first and the last 4 KiB of a line over the limit are kept: an id in either
+    is the answer's; one in the middle, out of sight of both, leaves it null."""
+    peer = spawn("--max-message-bytes", "1000")
+    peer.initialize()
+    peer.send(message)
+    answer = peer.read()
+    assert answer["id"] == answer_id and error_code(answer) == INVALID_REQUEST, answer
+    assert "over the limit of 1000 bytes" in answer["error"]["message"]
+    assert tool_text(peer.call_tool("test_simple_text")) == SIMPLE_TEXT
+    assert peer.backlog == []
+    assert peer.close() == 0
+
+
+def test_an_oversize_notification_is_not_answered(spawn: Callable[..., LinePeer]) -> None:
+    """A method and no id at either end: a notification, and nobody waits for an answer."""
+    peer = spawn("--max-message-bytes", "1000")
+    peer.initialize()
+    peer.notify("notifications/roots/list_changed", {"pad": PAD})
+    assert tool_text(peer.call_tool("test_simple_text")) == SIMPLE_TEXT  # the next line's
+    assert peer.backlog == []  # and nothing before it
     assert peer.close() == 0
 
 
