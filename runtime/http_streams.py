@@ -18,6 +18,8 @@ log = logging.getLogger("mcpgen.runtime.http")
 #: A frame for the reader: its number on the stream, data, whether it answers a request,
 #: and the answer's HTTP status hint.
 Frame = tuple[int, bytes, bool, "int | None"]
+
+
 class _Expected:
     """``Stream.reader`` before the first reader takes a frame (frames wait for it)."""
 
