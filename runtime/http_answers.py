@@ -28,7 +28,7 @@ from .http_tool_headers import ToolHeaderGate
 from .jsonrpc import RequestId
 from .legacy_sessions import LegacySession
 from .limits import Limits
-from .modern import HttpHeaders
+from .modern import SUBSCRIPTION_ID, HttpHeaders
 from .request_scope import RequestScope
 from .session import Session
 
@@ -90,7 +90,7 @@ class Answers:
             stream.shared = True  # announcements to every listener never wait for one
             self.listeners.add(session)
         try:
-            done = await self._write(stream, send, receive, legacy, extra_headers, bool(listening))
+            done = await self._write(stream, send, receive, legacy, extra_headers, listening)
         finally:
             self.listeners.discard(session)
         # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the
@@ -117,17 +117,20 @@ class Answers:
         receive: Receive,
         legacy: LegacySession | None,
         extra: dict[str, str] | None,
-        keep_open: bool,
+        listening: list[RequestId],
     ) -> bool:
         """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
         once every request of the POST is answered (or, for a listen, when the client goes).
-        Returns whether every frame was written.
+        Returns whether every frame was written. A stream whose reader was cut off while
+        its client is still there (too far behind, or taken over by a resumption) ends
+        cleanly: a listen with its completion result, as the spec has a server end one.
 
         A legacy stream is settled (kept for resumption or forgotten) before the last bytes
         leave, so a client that looks at the session right after its answer sees it settled.
         """
         client = ClientWatch(receive)
         streamed = settled = False
+        keep_open = bool(listening)
         try:
             first = await stream.next(client)
             if first is None:
@@ -146,6 +149,10 @@ class Answers:
                 await sse_event(send, b"", primer, retry=self.sse_retry_ms)
             await sse_event(send, data, stream.event_id(number))
             if not await relay(stream, send, client, keep_open):
+                if not client.gone:
+                    for listen in listening:
+                        await sse_event(send, _listen_ended(listen), None)
+                    await end_body(send)
                 return False
             if legacy is not None:
                 settled = True
@@ -214,6 +221,12 @@ def _cancel(session: Session, requests: Iterable[RequestId]) -> None:
     """The client went away from a modern request: that is its cancellation."""
     for request_id in requests:
         session.cancel(request_id)
+
+
+def _listen_ended(listen: RequestId) -> bytes:
+    """The result that ends a listen stream from the server's side."""
+    meta = {SUBSCRIPTION_ID: listen}
+    return jsonrpc.encode_result(listen, {"resultType": "complete", "_meta": meta})
 
 
 def polls(legacy: LegacySession) -> bool:

@@ -168,16 +168,14 @@ class GuardedH11(H11Protocol):
         self._unset_keepalive_if_required()  # uvicorn keeps it for a reset connection
 
     def data_received(self, data: bytes) -> None:
+        # Bytes on an idle connection are a request's start to h11 (or refused at once),
+        # so they run against the header deadline: none leaves the connection idle.
         if self.guards.lingering:
             return
-        due = _idle_until(self)
         super().data_received(data)
         conn = self.conn
-        if conn.their_state is h11.IDLE and conn.our_state is h11.IDLE:
-            if conn.trailing_data[0]:
-                self.guards.header_deadline.start(self.transport)
-            else:
-                _still_idle(self, due)
+        if conn.their_state is h11.IDLE and conn.our_state is h11.IDLE and conn.trailing_data[0]:
+            self.guards.header_deadline.start(self.transport)
         else:
             self.guards.header_deadline.stop()
 

@@ -3,7 +3,7 @@
 ``serve`` is what ``runtime.http.serve``, ``App.serve_http`` and scaffolded servers run;
 ``config`` builds the ``uvicorn.Config`` for embedding (``uvicorn.Server(config(app)).run()``),
 with uvicorn's keep-alive timeout taken from ``Limits.idle_timeout`` and a
-:class:`~runtime.http_protocols.ConnectionGuard` that counts what was cut (``.guard``).
+:class:`~runtime.http_guard.ConnectionGuard` that counts what was cut (``.guard``).
 This module and ``http_protocols`` are the only parts of the runtime that import uvicorn
 (the ``http`` extra).
 """

@@ -138,7 +138,10 @@ class Stream:
             await asyncio.sleep(0)  # a quick handler answers within one turn of the loop
         while not self.frames:
             gone = client.watch()
-            if gone.done() or self.reader is not client:
+            if self.reader is not client:
+                return None
+            if gone.done():
+                self.leave()  # nothing waits for a reader that is gone
                 return None
             self.waiter = asyncio.get_running_loop().create_future()
             try:
@@ -198,6 +201,11 @@ class ClientWatch:
         if self.future is None:
             self.future = asyncio.ensure_future(wait_disconnect(self.receive))
         return self.future
+
+    @property
+    def gone(self) -> bool:
+        """The client is known to have disconnected."""
+        return self.future is not None and self.future.done()
 
     def stop(self) -> None:
         if self.future is not None:

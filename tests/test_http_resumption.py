@@ -17,6 +17,7 @@ notifications of ``size`` characters, then its answer), served by uvicorn in a t
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgi_driver import call as asgi_call
+from asgi_driver import open_session, request
 from flood_wire import (
     Response,
     Wire,
@@ -37,6 +40,7 @@ from flood_wire import (
 )
 from test_http_serve import Running, running
 
+from mcpgen.runtime.http import McpHttpApp
 from mcpgen.runtime.http_streams import ClientWatch, Stream
 from mcpgen.runtime.limits import Limits
 
@@ -45,6 +49,7 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from examples.everything.server import build_app  # noqa: E402
+from mcpgen.generated.v2026_07_28.server import Context  # noqa: E402
 from tests.peers.flood_server import chatter  # noqa: E402
 
 LIMITS = Limits(finished_streams=2, stream_queue=8)
@@ -132,20 +137,29 @@ def test_resuming_a_stream_no_longer_kept_says_its_answer_is_lost(served: Runnin
 
 
 def test_a_slow_reader_holds_the_handler_back_and_misses_nothing(served: Running) -> None:
-    """2,000 events through a queue of 8: the reader pauses, then reads every one, in
-    order, and the answer last."""
+    """3,000 events of 4,000 characters (more than the sockets' buffers hold) through a
+    queue of 8: while the reader pauses, the handler waits with no more than 8 frames
+    queued; then the reader gets every event, in order, and the answer last."""
     session = session_of(served.port)
+    app = served.server.config.app
+    assert isinstance(app, McpHttpApp)
+    count = 3000
     wire = Wire(served.port)
     try:
-        wire.send(post(chatter_call(61, 2000, 100), session))
+        wire.send(post(chatter_call(61, count, 4000), session))
         assert wire.head().status == 200
         time.sleep(0.5)  # not reading: the socket's buffers and the queue fill up
-        events = events_of(wire, 2002)  # the priming event, 2,000 notifications, the answer
+        legacy = app.sessions.get(session)
+        assert legacy is not None
+        stream = legacy.router.by_request[61]
+        assert len(stream.frames) <= LIMITS.stream_queue  # queued: no more than the bound
+        assert stream.counter < count  # and the handler is held back, not done
+        events = events_of(wire, count + 2)  # the priming event, the notifications, the answer
     finally:
         wire.close()
     progress = [data["params"]["progress"] for _, data in events[1:-1]]
-    assert progress == list(range(1, 2001))
-    assert tool_text(events[-1][1]) == "chattered 2000 times"
+    assert progress == list(range(1, count + 1))
+    assert tool_text(events[-1][1]) == f"chattered {count} times"
     works(served.port, session)
 
 
@@ -232,5 +246,105 @@ def test_a_handler_waits_for_room_and_an_announcement_never_does() -> None:
         assert (await shared.next(again)) == (11, b"a10", False, None)
         for watch in (reader, watcher, again):
             watch.stop()
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+
+
+def test_a_client_gone_before_the_first_frame_holds_no_handler_and_no_session() -> None:
+    """The client leaves right after its request: the handler runs on to its answer (its
+    frames recorded, nothing waiting for a reader), and the session is free again."""
+
+    async def scenario() -> None:
+        limits = Limits(stream_queue=4)
+        built = build_app(limits, name="mcpgen-gone")
+
+        @built.tool
+        async def late_chatter(ctx: Context) -> str:
+            """Wait a moment, then report 50 progress notifications."""
+            await asyncio.sleep(0.05)
+            for step in range(50):
+                await ctx.report_progress(step + 1, 50)
+            return "chattered late"
+
+        app = built.http_app(limits=limits)
+        headers = await open_session(app)
+        gone = asyncio.Event()
+        gone.set()  # the client is gone as soon as its body is read
+        params = {"name": "late_chatter", "arguments": {}, "_meta": {"progressToken": 1}}
+        await asgi_call(app, body=request(7, "tools/call", params), headers=headers, leave=gone)
+        legacy = app.sessions.get(headers["mcp-session-id"])
+        assert legacy is not None
+        for _ in range(500):
+            if not legacy.busy:
+                break
+            await asyncio.sleep(0.01)
+        assert not legacy.busy, "the handler waits for a reader that is gone"
+        assert legacy.router.by_request == {}
+        simple = request(8, "tools/call", {"name": "test_simple_text", "arguments": {}})
+        reply = await asgi_call(app, body=simple, headers=headers)
+        assert tool_text(reply.messages()[-1]) == "This is a simple text response for testing."
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+
+
+def test_a_listen_stream_cut_off_for_falling_behind_ends_with_its_result() -> None:
+    """A 2026-07-28 listen stream whose client reads nothing while changes are announced:
+    the announcements never wait for it; it is cut off, and ends as the spec has a server
+    end a listen: its completion result, then the end of the response."""
+
+    async def scenario() -> None:
+        limits = Limits(stream_queue=4)
+        built = build_app(limits, name="mcpgen-listen")
+        app = built.http_app(limits=limits)
+        reading = asyncio.Event()  # the client reads only once this is set
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if not sent:
+                meta = {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+                params = {"notifications": {"toolsListChanged": True}, "_meta": meta}
+                body = request("L1", "subscriptions/listen", params)
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()  # never disconnects
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if message.get("more_body") and len(sent) > 2:  # after the acknowledgement
+                await reading.wait()
+
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "subscriptions/listen",
+            "host": "127.0.0.1",
+        }
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        }
+        served = asyncio.ensure_future(app(scope, receive, send))
+        while len(sent) < 2:
+            await asyncio.sleep(0.01)
+        for _ in range(20):  # each returns at once: nothing waits for the listener
+            await asyncio.wait_for(built.server.notify_changed("tools"), 1)
+        reading.set()
+        await asyncio.wait_for(served, 5)
+        assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+        data = sent[-2]["body"].split(b"data: ", 1)[1]
+        assert json.loads(data) == {
+            "jsonrpc": "2.0",
+            "id": "L1",
+            "result": {
+                "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/subscriptionId": "L1"},
+            },
+        }
 
     asyncio.run(asyncio.wait_for(scenario(), 10))
