@@ -19,11 +19,9 @@ differ in their wire forms, not in what happens here:
 A task runs in the process that created it; its record outlives that process only in a
 shared store (Redis), which fails a task whose process died.
 
-Whose a task is (its owner) bounds what one requester can make the server hold: tasks
-running at once, here (``max_running_per_owner``), and tasks kept, in the store (its
-``max_tasks_per_owner``), beside the bounds for everybody together. A request past one is
-refused with -32000 saying which, as is one the store cannot take now (unreachable): the
-requester may retry later, and nothing of other owners' changes.
+Tasks running here and kept in the store are bounded per owner (``runtime.task_owner``)
+and for all; a request past a bound, or one the store cannot take now, gets -32000
+saying which (retry later), and nothing of other owners' changes.
 """
 
 from __future__ import annotations
@@ -51,8 +49,7 @@ log = logging.getLogger("mcpgen.runtime.tasks")
 
 #: Tasks one process runs at once, by default; a request for one more is refused.
 MAX_RUNNING = 1_000
-#: Of them, one owner's (a principal, a legacy session, or everybody unauthenticated
-#: whom nothing tells apart), by default: a tenth, so one flood leaves room for others.
+#: Of them, one owner's (a principal or a legacy session), by default: a tenth.
 MAX_RUNNING_PER_OWNER = 100
 #: How often a task's outcome is offered to a failing store, and the pause between.
 FINISH_ATTEMPTS, FINISH_RETRY_S = 5, 0.5
@@ -85,10 +82,9 @@ class TaskRun:
 class Tasks:
     """The tasks of one server: where they are kept (``store``, default in memory), how
     many run here at once (``max_running``, of them ``max_running_per_owner`` one
-    owner's), whose they are (``owner``: from a request's scope, the key that keeps
-    requesters apart; default the verified principal on a protected HTTP endpoint, else
-    the legacy HTTP session, so one session's tasks are not another's, else one owner for
-    all), and how long a modern call may run before it becomes a task (``immediate_ms``)."""
+    owner's), whose they are (``owner``: the key that keeps requesters apart, from a
+    request's scope; default ``task_owner.session_owner``), and how long a modern call
+    may run before it becomes a task (``immediate_ms``)."""
 
     def __init__(
         self,
@@ -108,9 +104,11 @@ class Tasks:
         self.max_running = max_running
         self.max_running_per_owner = max_running_per_owner
         self.owner_of = owner or session_owner
-        #: Tasks running in this process, by id, and how many of them each owner has.
+        #: Tasks running in this process, by id; how many each owner has and all have,
+        #: counted from the check on (while the store creates one), so none slips past.
         self.runs: dict[str, TaskRun] = {}
         self.running: dict[str, int] = {}
+        self.held = 0
 
     # -- starting and running -------------------------------------------------------------
 
@@ -135,17 +133,19 @@ class Tasks:
                 f" {self.max_running_per_owner} per owner: max_running_per_owner); retry once"
                 " one has ended"
             )
-        if len(self.runs) >= self.max_running:
-            raise busy(
-                f"too many tasks running (at most {self.max_running}: max_running); retry later"
-            )
+        if self.held >= self.max_running:
+            raise busy(f"too many tasks running (at most {self.max_running}: max_running)")
+        self.running[owner] = self.running.get(owner, 0) + 1  # held while the store works
+        self.held += 1
         try:
             record = await self.store.create(scope.event.spec.name, owner, ttl_ms)
-        except (TaskError, TaskStoreUnavailable) as exc:
-            raise refusal(exc) from None
+        except BaseException as exc:
+            self._release(owner)
+            if isinstance(exc, (TaskError, TaskStoreUnavailable)):
+                raise refusal(exc) from None
+            raise
         run = TaskRun(record, announce)
         self.runs[record.task_id] = run
-        self.running[owner] = self.running.get(owner, 0) + 1
         if task_scope is None:
             task_scope = TaskScope(scope.session, scope.event, self)
         task_scope.run = run
@@ -178,10 +178,14 @@ class Tasks:
         """No longer running here: the task's run (None when it was not)."""
         run = self.runs.pop(task_id, None)
         if run is not None:
-            left = self.running.pop(run.owner) - 1
-            if left:
-                self.running[run.owner] = left
+            self._release(run.owner)
         return run
+
+    def _release(self, owner: str) -> None:
+        self.held -= 1
+        left = self.running.pop(owner) - 1
+        if left:
+            self.running[owner] = left
 
     async def _finish(
         self, run: TaskRun, status: TaskStatus, result: Any, error: dict[str, Any] | None
@@ -427,15 +431,15 @@ def refusal(exc: TaskError | TaskStoreUnavailable) -> McpError:
     """What a requester is told of a store's refusal: -32000 (retry later) when the store
     is full or away, -32602 otherwise (an unknown task, a change its status forbids)."""
     if isinstance(exc, TaskStoreUnavailable):
-        return busy("task store unavailable; retry later")
+        return busy("task store unavailable")
     if isinstance(exc, TaskLimitReached):
         return busy(str(exc))
     return McpError(INVALID_PARAMS, str(exc))
 
 
 def busy(why: str) -> McpError:
-    """A refusal the requester may retry later (-32000, the runtime's "busy" code)."""
-    return McpError(SERVER_BUSY, f"Server busy: {why}")
+    """A refusal the requester may retry (-32000, the runtime's "busy" code) saying so."""
+    return McpError(SERVER_BUSY, f"Server busy: {why}{'' if 'retry' in why else '; retry later'}")
 
 
 def stopped(task_id: str) -> dict[str, Any]:

@@ -64,10 +64,10 @@ class World:
     """An app whose tools run as tasks (``hold`` until released, ``quick`` at once), open
     or protected, with a per-owner bound on running or on kept tasks."""
 
-    def __init__(self, protected: bool, bound: str) -> None:
+    def __init__(self, protected: bool, bound: str, store_class: type = MemoryTaskStore) -> None:
         self.clock = Clock()
         kept, running = (QUOTA, 1_000) if bound == "kept" else (1_000, QUOTA)
-        store = MemoryTaskStore(clock=self.clock, max_tasks_per_owner=kept)
+        store = store_class(clock=self.clock, max_tasks_per_owner=kept)
         tasks = Tasks(store, immediate_ms=0, max_running_per_owner=running)
         auth = None
         if protected:
@@ -191,6 +191,30 @@ def test_a_principal_flooding_running_tasks_is_refused_while_another_still_runs_
             f"held flood {n}" for n in range(QUOTA)
         ]
         await alice.completes("hold", "again")
+
+    run(scenario())
+
+
+class SlowStore(MemoryTaskStore):
+    """A store whose create takes a turn of the loop, as a networked one (Redis) does."""
+
+    async def create(self, method: str, owner: str = "", ttl_ms: int | None = None) -> Any:
+        await asyncio.sleep(0.01)
+        return await super().create(method, owner, ttl_ms)
+
+
+def test_concurrent_requests_of_one_owner_cannot_slip_past_its_running_bound() -> None:
+    """Many task calls of one principal at once, while the store takes its time: no more
+    run than its bound (each is counted from the check, not once the store answers)."""
+
+    async def scenario() -> None:
+        world = World(protected=True, bound="running", store_class=SlowStore)
+        alice = await Requester(world, MODERN, "alice").open()
+        started = await asyncio.gather(*(alice.start("hold", f"a{n}") for n in range(QUOTA * 3)))
+        made = [task_id for task_id, _ in started if task_id is not None]
+        assert len(made) == QUOTA, started
+        world.release.set()
+        await alice.completes("quick", "after")
 
     run(scenario())
 
