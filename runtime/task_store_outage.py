@@ -1,6 +1,7 @@
-"""When a shared task store cannot be reached: one log line as the outage begins, one as
-it ends, however many requests, watchers and heartbeats meet it meanwhile (each running
-task's watcher re-reads its task every second: a line each would bury the log).
+"""When a shared task store cannot serve: what tells it (:func:`cannot_serve`), and one
+log line as the outage begins, one as it ends, however many requests, watchers and
+heartbeats meet it meanwhile (each running task's watcher re-reads its task every
+second: a line each would bury the log).
 
 The store tells :class:`Outage` what each of its calls found (:meth:`~Outage.lost`,
 :meth:`~Outage.reached`); requests in the outage are refused with
@@ -12,26 +13,69 @@ from __future__ import annotations
 import logging
 import time
 
+from redis import exceptions as redis_errors
+
 log = logging.getLogger("mcpgen.runtime.task_store")
+
+#: Redis unreachable for now: refused, dropped, silent past a timeout, still loading.
+UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError)
+#: Redis answering that it cannot serve now: a replica during a failover, out of memory,
+#: a cluster slot moving or down.
+REFUSING = (
+    redis_errors.ReadOnlyError,
+    redis_errors.OutOfMemoryError,
+    redis_errors.TryAgainError,
+    redis_errors.ClusterDownError,
+)
+#: The same, as a script's error carries them after its own text (Redis 6), and a script
+#: of another client running too long (BUSY).
+_CODES = (
+    "-OOM ",
+    "-READONLY ",
+    "-LOADING ",
+    "-MASTERDOWN ",
+    "-TRYAGAIN ",
+    "-CLUSTERDOWN ",
+    "-BUSY ",
+)
+
+
+def cannot_serve(error: redis_errors.RedisError) -> bool:
+    """Whether ``error`` says Redis cannot serve now (the store is unavailable: retry
+    later), rather than that the call itself is wrong."""
+    if isinstance(error, (*UNREACHABLE, *REFUSING)):
+        return True
+    text = str(error)
+    return any(code in text for code in _CODES)
+
+
+#: Seconds without a refusal before an outage of refusals (out of memory, read-only) is
+#: over: reads succeed meanwhile, and only a write would show the refusals ended.
+REFUSALS_SETTLE = 10.0
 
 
 class Outage:
-    """Whether the store named ``name`` was reachable at its last call, and since when not."""
+    """Whether the store named ``name`` could serve its last calls, and since when not."""
 
-    __slots__ = ("name", "since", "calls")
+    __slots__ = ("name", "since", "calls", "settled_at")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        #: ``time.monotonic()`` of the first failed call of the outage (None: reachable).
+        #: ``time.monotonic()`` of the first failed call of the outage (None: serving).
         self.since: float | None = None
         #: Calls that failed in the outage.
         self.calls = 0
+        #: When a call that succeeds may end the outage: at once after an unreachable
+        #: store's failure; ``REFUSALS_SETTLE`` after a refusal (its reads still succeed).
+        self.settled_at = 0.0
 
     def lost(self, error: BaseException) -> None:
-        """A call could not reach the store: the outage begins (logged), or goes on."""
+        """A call failed for the store's sake: the outage begins (logged), or goes on."""
         self.calls += 1
+        now = time.monotonic()
+        self.settled_at = now if isinstance(error, UNREACHABLE) else now + REFUSALS_SETTLE
         if self.since is None:
-            self.since = time.monotonic()
+            self.since = now
             log.error(
                 "%s unreachable (%s: %s); task requests are refused with -32000 until it is back",
                 self.name,
@@ -40,8 +84,8 @@ class Outage:
             )
 
     def reached(self) -> None:
-        """A call reached the store: an outage, if there was one, ends (logged)."""
-        if self.since is not None:
+        """A call succeeded: an outage, if there was one and it has settled, ends (logged)."""
+        if self.since is not None and time.monotonic() >= self.settled_at:
             log.warning(
                 "%s reachable again after %.1f s (%d calls failed meanwhile)",
                 self.name,
@@ -51,4 +95,4 @@ class Outage:
             self.since, self.calls = None, 0
 
 
-__all__ = ["Outage"]
+__all__ = ["REFUSING", "UNREACHABLE", "Outage", "cannot_serve"]

@@ -48,7 +48,7 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
-from .task_store_outage import Outage
+from .task_store_outage import UNREACHABLE, Outage, cannot_serve
 from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
 from .task_store import DEFAULT_TTL_MS, MAX_TASKS, MAX_TASKS_PER_OWNER, MAX_TTL_MS
 from .task_store import POLL_INTERVAL_MS, TaskError, TaskRecord, TaskStatus, TaskStoreUnavailable
@@ -58,8 +58,6 @@ log = logging.getLogger("mcpgen.runtime.task_store_redis")
 
 #: How many times a change is tried again when another process changed the task meanwhile.
 MAX_ATTEMPTS = 50
-#: Redis unreachable (for now): refused, dropped, or silent past a timeout.
-AWAY = (redis_errors.ConnectionError, redis_errors.TimeoutError)
 #: The longest a reply from Redis, and a connection to it, is waited for, by default
 #: (seconds): far beyond what a healthy Redis takes for these scripts (milliseconds),
 #: short enough that a requester hears "unavailable" before its own timeout.
@@ -185,7 +183,9 @@ class RedisTaskStore:
         logged once however many calls meet it)."""
         try:
             reply = await call
-        except AWAY as error:
+        except redis_errors.RedisError as error:
+            if not cannot_serve(error):
+                raise
             self.outage.lost(error)
             raise TaskStoreUnavailable(f"the task store is unreachable ({error})") from error
         if self.outage.since is not None:
@@ -400,7 +400,7 @@ class RedisTaskStore:
                         self._wake([text(message["data"])])
             except TaskStoreUnavailable:  # Redis away (an outage, logged): start over
                 pass
-            except AWAY as error:  # lost while listening
+            except UNREACHABLE as error:  # lost while listening
                 self.outage.lost(error)
             except Exception as error:  # anything else: start over
                 log.warning("task store: listening for changes failed (%r); retrying", error)

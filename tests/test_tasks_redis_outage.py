@@ -23,6 +23,7 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, Tasks
 from mcpgen.runtime.errors import SERVER_BUSY
 from mcpgen.runtime.task_store_redis import RedisTaskStore
+from redis import Redis
 from redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,4 +144,61 @@ def test_a_frozen_redis_refuses_task_requests_in_time_logs_once_and_then_serves_
         asyncio.run(asyncio.wait_for(scenario(), 60))
     finally:
         os.kill(pid, signal.SIGCONT)
+        redis.stop()
+
+
+@pytest.mark.parametrize(
+    "refusing",
+    [
+        (("config", "set", "maxmemory", "1"), ("config", "set", "maxmemory", "0")),
+        (("replicaof", "127.0.0.1", "1"), ("replicaof", "no", "one")),
+    ],
+    ids=["out-of-memory", "read-only-replica"],
+)
+def test_a_redis_that_answers_but_cannot_write_is_an_outage_too(
+    caplog: pytest.LogCaptureFixture, refusing: tuple[tuple[str, ...], tuple[str, ...]]
+) -> None:
+    """Out of memory, or a replica during a failover: Redis answers, refusing every write.
+    Task requests that write get -32000 "unavailable; retry later" (not -32603 and a
+    traceback), the outage is logged once, and once Redis writes again all is served."""
+    caplog.set_level(logging.INFO, logger="mcpgen")
+    redis = RedisServer().start()
+    control = Redis.from_url(redis.url)
+    start, undo = refusing
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+        app = make_app(redis.url, release)
+        async with serving(app.server) as peer:
+            made = await answer(
+                peer, 1, "tools/call", {"name": "hold", "arguments": {"label": "a"}}
+            )
+            task_id = made["result"]["taskId"]
+            control.execute_command(*start)
+            try:
+                for rid in range(2, 12):  # each write refused; the task still readable
+                    label = {"label": str(rid)}
+                    refused = await answer(
+                        peer, rid, "tools/call", {"name": "hold", "arguments": label}
+                    )
+                    assert refused.get("error") == UNAVAILABLE, refused
+                    read = await answer(peer, 100 + rid, "tasks/get", {"taskId": task_id})
+                    assert read["result"]["status"] == "working", read
+                lines = our_lines(caplog)
+                assert len(lines) == 1 and "unreachable" in lines[0], lines
+                assert not any(r.exc_info for r in caplog.records), "a traceback was logged"
+            finally:
+                control.execute_command(*undo)
+            again = await answer(
+                peer, 4, "tools/call", {"name": "hold", "arguments": {"label": "c"}}
+            )
+            assert again["result"]["status"] == "working", again
+            release.set()
+            assert app.tasks is not None
+            await app.tasks.store.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        control.close()
         redis.stop()
