@@ -1,7 +1,6 @@
-"""When a shared task store cannot serve: what tells it (:func:`cannot_serve`), and one
-log line as the outage begins, one as it ends, however many requests, watchers and
-heartbeats meet it meanwhile (each running task's watcher re-reads its task every
-second: a line each would bury the log).
+"""When a shared task store cannot serve: one log line as the outage begins, one as it
+ends, however many requests, watchers and heartbeats meet it meanwhile (each running
+task's watcher re-reads its task every second: a line each would bury the log).
 
 The store tells :class:`Outage` what each of its calls found (:meth:`~Outage.lost`,
 :meth:`~Outage.reached`); requests in the outage are refused with
@@ -13,41 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-from redis import exceptions as redis_errors
-
 log = logging.getLogger("mcpgen.runtime.task_store")
-
-#: Redis unreachable for now: refused, dropped, silent past a timeout, still loading.
-UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError)
-#: Redis answering that it cannot serve now: a replica during a failover, out of memory,
-#: a cluster slot moving or down.
-REFUSING = (
-    redis_errors.ReadOnlyError,
-    redis_errors.OutOfMemoryError,
-    redis_errors.TryAgainError,
-    redis_errors.ClusterDownError,
-)
-#: The same, as a script's error carries them after its own text (Redis 6), and a script
-#: of another client running too long (BUSY).
-_CODES = (
-    "-OOM ",
-    "-READONLY ",
-    "-LOADING ",
-    "-MASTERDOWN ",
-    "-TRYAGAIN ",
-    "-CLUSTERDOWN ",
-    "-BUSY ",
-)
-
-
-def cannot_serve(error: redis_errors.RedisError) -> bool:
-    """Whether ``error`` says Redis cannot serve now (the store is unavailable: retry
-    later), rather than that the call itself is wrong."""
-    if isinstance(error, (*UNREACHABLE, *REFUSING)):
-        return True
-    text = str(error)
-    return any(code in text for code in _CODES)
-
 
 #: Seconds without a refusal before an outage of refusals (out of memory, read-only) is
 #: over: reads succeed meanwhile, and only a write would show the refusals ended.
@@ -69,11 +34,12 @@ class Outage:
         #: store's failure; ``REFUSALS_SETTLE`` after a refusal (its reads still succeed).
         self.settled_at = 0.0
 
-    def lost(self, error: BaseException) -> None:
-        """A call failed for the store's sake: the outage begins (logged), or goes on."""
+    def lost(self, error: BaseException, refused: bool = False) -> None:
+        """A call failed for the store's sake (``refused``: it answered that it cannot
+        serve, rather than not at all): the outage begins (logged), or goes on."""
         self.calls += 1
         now = time.monotonic()
-        self.settled_at = now if isinstance(error, UNREACHABLE) else now + REFUSALS_SETTLE
+        self.settled_at = now + REFUSALS_SETTLE if refused else now
         if self.since is None:
             self.since = now
             log.error(
@@ -95,4 +61,4 @@ class Outage:
             self.since, self.calls = None, 0
 
 
-__all__ = ["REFUSING", "UNREACHABLE", "Outage", "cannot_serve"]
+__all__ = ["REFUSALS_SETTLE", "Outage"]

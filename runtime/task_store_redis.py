@@ -48,7 +48,8 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
     raise ImportError("RedisTaskStore needs redis-py: pip install 'mcpgen[redis]'") from missing
 
 from .errors import INTERNAL_ERROR
-from .task_store_outage import UNREACHABLE, Outage, cannot_serve
+from .task_store_outage import Outage
+from .task_store_redis_errors import UNREACHABLE, cannot_serve, refused
 from .task_store_scripts import CHANGE, CREATE, NEXT_SEQ, READ
 from .task_store import DEFAULT_TTL_MS, MAX_TASKS, MAX_TASKS_PER_OWNER, MAX_TTL_MS
 from .task_store import POLL_INTERVAL_MS, TaskError, TaskRecord, TaskStatus, TaskStoreUnavailable
@@ -186,7 +187,7 @@ class RedisTaskStore:
         except redis_errors.RedisError as error:
             if not cannot_serve(error):
                 raise
-            self.outage.lost(error)
+            self.outage.lost(error, refused(error))
             raise TaskStoreUnavailable(f"the task store is unreachable ({error})") from error
         if self.outage.since is not None:
             self.outage.reached()
