@@ -72,8 +72,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     linger_timeout: float = 2.0
     #: Resources one session may be subscribed to at once: a legacy session's
     #: ``resources/subscribe`` URIs; in 2026-07-28 the URIs (and task ids) one
-    #: ``subscriptions/listen`` names, and those of one connection's open listen streams
-    #: together (a stream naming none counts as one). Beyond it: -32602 naming this limit;
+    #: ``subscriptions/listen`` names, and (stdio) those of one connection's open listen
+    #: streams together (a stream naming none counts as one; over HTTP each stream is a
+    #: connection, bounded by ``max_connections``). Beyond it: -32602 naming this limit;
     #: the subscriptions held are kept.
     max_subscriptions: int = 1000
     #: Longest URI (in characters) a client may subscribe to, or name in a listen filter
