@@ -132,8 +132,8 @@ MAX_KEYS = 1000
 def top_level(data: bytes) -> tuple[RequestId | None, bool]:
     """The id of the top-level object of JSON text ``data`` (None: it has none that is a
     string or an integer, or not among the first :data:`MAX_KEYS` keys looked at) and
-    whether it is a notification (``method`` and, as far as all its keys were seen, no
-    ``id``)."""
+    whether it is a notification (a string ``method`` and, as far as all its keys were
+    seen, no ``id``)."""
     if data.lstrip()[:1] != b"{":
         return None, False  # a batch, or a scalar: no one id to answer
     depth, since, seen = 0, 0, 0
@@ -151,7 +151,7 @@ def top_level(data: bytes) -> tuple[RequestId | None, bool]:
         if depth != 1:
             continue
         if found.group(1) == b"method":
-            has_method = True
+            has_method = data[found.end() : found.end() + 1] == b'"'  # a method names one
         elif not has_id:
             has_id = True
             rid = _id_at(data, found.end())

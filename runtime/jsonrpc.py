@@ -59,8 +59,8 @@ class ErrorResponse(msgspec.Struct, frozen=True):
 
 class Invalid(msgspec.Struct, frozen=True):
     """Not a valid message; answer with this error (``id`` as far as it could be read),
-    unless it is a ``notification`` (``method`` and no ``id``): nobody waits for an answer
-    to one, whatever is wrong with it."""
+    unless it is a ``notification`` (a string ``method`` and no ``id``): nobody waits for
+    an answer to one, whatever else is wrong with it."""
 
     id: RequestId | None
     code: int
@@ -83,7 +83,9 @@ def _classify(env: _Envelope) -> Message:
     if type(rid) is not str and type(rid) is not int:  # JSON gives exact types (no bool)
         rid = None
     method = env.method
-    notified = method is not UNSET and env.id is UNSET
+    # A notification names its method (a string) and has no id: nobody awaits its answer.
+    # A non-string method names nothing: an invalid request, answered (id null).
+    notified = type(method) is str and env.id is UNSET
     if env.jsonrpc != "2.0":
         return Invalid(rid, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"', notified)
     if method is not UNSET:
@@ -223,7 +225,8 @@ def parse(
         try:
             out.append(_classify(_envelope.decode(raw)))
         except msgspec.DecodeError:  # or a ValidationError
-            out.append(_unread(bytes(raw), _UNDECODABLE))
+            element = bytes(raw)  # an array is no message; else a value it cannot hold
+            out.append(_unread(element, _NOT_OBJECT if element[:1] == b"[" else _UNDECODABLE))
     return out, True
 
 
@@ -237,6 +240,7 @@ _UNDECODABLE = Invalid(
     None, INVALID_REQUEST, "Invalid request: a value out of range (a number, an unpaired surrogate)"
 )
 _NOT_JSON = Invalid(None, PARSE_ERROR, "Parse error: invalid JSON")
+_NOT_OBJECT = Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
 
 
 def _unread(data: bytes, refused: Invalid) -> Invalid:
@@ -249,7 +253,7 @@ def _unread(data: bytes, refused: Invalid) -> Invalid:
     if not json_skim.is_json(data):
         return _NOT_JSON
     if data.lstrip()[:1] not in (b"{", b"["):
-        return Invalid(None, INVALID_REQUEST, "Invalid request: not a JSON object")
+        return _NOT_OBJECT
     request_id, notification = json_skim.top_level(data)
     return Invalid(request_id, refused.code, refused.message, notification)
 

@@ -12,8 +12,9 @@ says the frame must get:
   readable (a string or an integer, given once); -32600, -32601 or -32602 when the envelope
   itself is invalid (``jsonrpc`` not "2.0", ``method`` not a string, ``params`` not
   structured, ``result`` or ``error`` beside ``method``); never -32700;
-* a notification (an object with ``method`` and no ``id``), whatever else is wrong with it:
-  no answer;
+* a notification (an object with a string ``method`` and no ``id``), whatever else is wrong
+  with it: no answer (an object whose ``method`` is no string names no method: it is an
+  invalid request, owed -32600, as JSON-RPC 2.0's own example has it);
 * any other JSON (a scalar, a response, an object without ``method``): at most one error,
   -32600, -32601 or -32602; a batch (an array): errors among its answers, never -32700.
 
@@ -124,17 +125,24 @@ def _read(frame: bytes) -> Frame:
     return judge(value)
 
 
+def _notification(value: Any) -> bool:
+    """An object naming a method (a string; given twice, either) with no ``id``."""
+    return (
+        isinstance(value, dict)
+        and "id" not in value
+        and isinstance(value.get("method"), (str, _Twice))
+    )
+
+
 def judge(value: Any) -> Frame:
     """What JSON-RPC makes of the JSON value of a frame (its top level only)."""
     if isinstance(value, list):  # valid: some element is no notification (it gets an answer)
-        notifications = [
-            e for e in value if isinstance(e, dict) and "method" in e and "id" not in e
-        ]
+        notifications = [e for e in value if _notification(e)]
         return Frame("batch", valid=len(notifications) < len(value))
     if not isinstance(value, dict) or "method" not in value:
         return Frame("other")
     if "id" not in value:
-        return Frame("notification")
+        return Frame("notification" if _notification(value) else "other")
     rid = value["id"]
     readable = id_key(rid) if rid is not TWICE and is_id(rid) else None
     params = value.get("params", {})

@@ -41,6 +41,9 @@ DEEP_AND_MALFORMED = b'{"id":3, "method": ' + b"[" * 100
 OUT_OF_RANGE = b'{"jsonrpc":1e400,"id":"range","method":"ping"}'
 UNPAIRED_SURROGATE = b'{"jsonrpc":"2.0","id":12,"method":"\\ud800"}'
 BAD_NOTIFICATION = b'{"jsonrpc":"1.0","method":"notifications/roots/list_changed"}'
+#: JSON-RPC 2.0's own example of an invalid request: a method that names nothing.
+NO_METHOD_NAMED = b'{"jsonrpc":"2.0","method":1,"params":"bar"}'
+DEEP_NO_METHOD_NAMED = b'{"jsonrpc":"2.0","method":1,"params":' + NESTED + b"}"
 
 #: (frame, the id its answer carries, its code); None for a notification (no answer).
 FRAMES: list[Any] = [
@@ -51,6 +54,8 @@ FRAMES: list[Any] = [
     pytest.param(OUT_OF_RANGE, ("range", INVALID_REQUEST), id="number-out-of-range"),
     pytest.param(UNPAIRED_SURROGATE, (12, INVALID_REQUEST), id="unpaired-surrogate"),
     pytest.param(BAD_NOTIFICATION, None, id="invalid-notification"),
+    pytest.param(NO_METHOD_NAMED, (None, INVALID_REQUEST), id="method-not-a-string"),
+    pytest.param(DEEP_NO_METHOD_NAMED, (None, INVALID_REQUEST), id="deep-method-not-a-string"),
 ]
 
 
@@ -124,3 +129,22 @@ def test_a_stdio_server_answers_refused_requests_with_their_ids(peer: LinePeer) 
     assert [(a["id"], error_code(a)) for a in got] == expected, got
     assert peer.read() == {"jsonrpc": "2.0", "id": "after", "result": {}}
     assert peer.close() == 0
+
+
+def test_a_batch_element_that_is_an_array_is_refused_as_no_message() -> None:
+    """Each element of a batch is told what is wrong with it: an array is no message, a
+    method that is no string names nothing (both -32600, id null, answered)."""
+    messages, is_batch = jsonrpc.parse(
+        b'[[1],{"jsonrpc":"2.0","method":1},{"id":2,"jsonrpc":1e400}]'
+    )
+    assert is_batch
+    assert [(m.id, m.code, m.message) for m in messages if isinstance(m, jsonrpc.Invalid)] == [
+        (None, INVALID_REQUEST, "Invalid request: not a JSON object"),
+        (None, INVALID_REQUEST, "Invalid request: method must be a string"),
+        (
+            2,
+            INVALID_REQUEST,
+            "Invalid request: a value out of range (a number, an unpaired surrogate)",
+        ),
+    ]
+    assert all(jsonrpc.answered(m) for m in messages)
