@@ -7,11 +7,14 @@ any decoder sees it, and the error a server connection answers each refusal with
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpgen.runtime import Limits, jsonrpc
 from mcpgen.runtime.errors import INVALID_REQUEST, PARSE_ERROR
@@ -197,3 +200,33 @@ def test_limits_of_the_connection_apply_to_what_it_receives() -> None:
     pings = b",".join(jsonrpc.encode_request(i, "ping") for i in range(3))
     refused = answer(conn.receive(b"[" + pings + b"]"))
     assert refused["id"] is None and "the limit is 2" in refused["error"]["message"]
+
+
+def _deepest(value: Any) -> int:
+    """How deeply arrays and objects nest in a JSON value, walked without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            level += 1
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(child, level) for child in children]
+    return deepest
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.integers() | st.text(alphabet='[]{}"\\a,:'),
+        lambda inner: st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+        max_leaves=60,
+    ),
+    st.integers(min_value=0, max_value=200),
+)
+def test_depth_is_the_nesting_of_the_json_whatever_its_shape(value: Any, wrap: int) -> None:
+    """Wrapped ``wrap`` arrays deep, so shallow and deep shapes alike (the depth check
+    takes innermost pairs away in passes, then counts runs)."""
+    frame = "[" * wrap + json.dumps(value) + "]" * wrap
+    assert jsonrpc.depth(frame.encode()) == _deepest(value) + wrap
