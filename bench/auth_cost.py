@@ -69,6 +69,7 @@ def protected(keys: Keys) -> App:
     import httpx
 
     from mcpgen.runtime import JwtVerifier, ResourceServer
+    from mcpgen.runtime.http.endpoint import McpHttpApp
 
     from .profiles import server_script
 
@@ -77,7 +78,7 @@ def protected(keys: Keys) -> App:
     auth = ResourceServer(
         verifier, resource=RESOURCE, authorization_servers=[ISSUER], required_scopes=[SCOPE]
     )
-    return server_script("ours").build("http", True).http_app(auth=auth)
+    return McpHttpApp(server_script("ours").build("http", True), auth=auth)
 
 
 def child_app() -> tuple[App, list[tuple[bytes, bytes]]]:

@@ -40,7 +40,9 @@ def server_script(name: str) -> Any:
 def asgi_app(key: str) -> App:
     """The ASGI app a peer serves over HTTP (see ``peers.PEERS``), built in this process."""
     if key in ("ours", "ours-app"):
-        app: App = server_script("ours").build("http", key == "ours-app").http_app()
+        from mcpgen.runtime.http.endpoint import McpHttpApp
+
+        app: App = McpHttpApp(server_script("ours").build("http", key == "ours-app"))
     elif key in ("sdk", "sdk-mcpserver"):
         server = server_script("sdk").build(key == "sdk-mcpserver")
         app = server.streamable_http_app(stateless_http=True, json_response=True)

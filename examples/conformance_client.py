@@ -5,7 +5,7 @@ The suite runs it once per scenario with ``MCP_CONFORMANCE_SCENARIO`` set (and
 scenario expects the client to exercise particular requests. Everything protocol-level
 (era, headers, SSE resumption, input-required rounds, authorization) is the runtime's.
 
-``auth/*`` scenarios connect with ``runtime.auth_client``: the client credentials grant for
+``auth/*`` scenarios connect with ``runtime.client.auth.oauth``: the client credentials grant for
 ``auth/client-credentials-*`` (the context gives the client id and its secret or private
 key), else the authorization code flow, whose authorization step the headless authorizer
 completes (the suite's authorization server redirects at once); a client id in the context
@@ -24,7 +24,12 @@ from typing import Any
 from mcpgen.generated.v2026_07_28 import client as mcp
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import http_client
-from mcpgen.runtime.auth_client import ClientCredentials, ClientMetadata, HeadlessAuthorizer, OAuth
+from mcpgen.runtime.client.auth.oauth import (
+    ClientCredentials,
+    ClientMetadata,
+    HeadlessAuthorizer,
+    OAuth,
+)
 
 log = logging.getLogger("conformance-client")
 

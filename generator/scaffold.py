@@ -27,7 +27,7 @@ from .fsops import replace_directory
 from .pins import module_name
 from .roles import find_roles
 from .pipeline import Inputs, generate
-from ..runtime.tools import INPUT_ERRORS_AS_RESULTS
+from ..runtime.app.tools import INPUT_ERRORS_AS_RESULTS
 
 TRANSPORTS = ("stdio", "http")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*$")

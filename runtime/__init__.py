@@ -7,10 +7,10 @@ carry their version's binding in, and sibling versions come from the same packag
 
 from typing import TYPE_CHECKING, Any
 
-from .app import App
-from .connection import Connection, State
-from .content import Audio, File, Image
-from .errors import (
+from .app.app import App
+from .core.connection import Connection, State
+from .app.content import Audio, File, Image
+from .core.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -21,47 +21,47 @@ from .errors import (
     NegotiationError,
     RequestTimeout,
 )
-from .extensions import Extension, ExtensionMethod
-from .limits import Limits
-from .memory import MemoryTransport, memory_pair
-from .middleware import Call, Middleware, Next
-from .negotiation import ERAS, Versions
-from .schemas import header
-from .server import Server
-from .request_scope import RequestScope
-from .session import Session, Transport
-from .task_store import MemoryTaskStore, TaskRecord, TaskStore
-from .tasks import Tasks
-from .tools import ToolError
-from .wire import CacheHint, CachePolicy
+from .core.extensions import Extension, ExtensionMethod
+from .core.limits import Limits
+from .aio.memory import MemoryTransport, memory_pair
+from .aio.middleware import Call, Middleware, Next
+from .core.negotiation import ERAS, Versions
+from .app.schemas import header
+from .server.server import Server
+from .aio.session import RequestScope
+from .aio.session import Session, Transport
+from .tasks.store import MemoryTaskStore, TaskRecord, TaskStore
+from .tasks.engine import Tasks
+from .app.tools import ToolError
+from .core.outgoing import CacheHint, CachePolicy
 
 if TYPE_CHECKING:
-    from .auth_introspection import IntrospectionVerifier
-    from .auth_jwt import JwtVerifier
-    from .auth_policy import ScopePolicy
-    from .auth_principal import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
-    from .auth_principal import principal_of
-    from .auth_server import ResourceServer
-    from .client import ClientSession
-    from .client_transports import http_client, stdio_client
+    from .http.auth.introspection import IntrospectionVerifier
+    from .http.auth.jwt import JwtVerifier
+    from .http.auth.policy import ScopePolicy
+    from .http.auth.principal import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
+    from .http.auth.principal import principal_of
+    from .http.auth.resource_server import ResourceServer
+    from .client.session import ClientSession
+    from .client.transports import http_client, stdio_client
     from .testing import connect
 
 #: Client-side names load on first use: a server need not import the client. So do the
 #: authorization ones: the verifiers need ``mcpgen[auth]`` (joserfc, httpx).
 _LAZY = {
-    "IntrospectionVerifier": ".auth_introspection",
-    "InvalidToken": ".auth_principal",
-    "TokenVerifier": ".auth_principal",
-    "VerifierUnavailable": ".auth_principal",
-    "JwtVerifier": ".auth_jwt",
-    "Principal": ".auth_principal",
-    "ResourceServer": ".auth_server",
-    "ScopePolicy": ".auth_policy",
-    "principal_of": ".auth_principal",
-    "ClientSession": ".client",
+    "IntrospectionVerifier": ".http.auth.introspection",
+    "InvalidToken": ".http.auth.principal",
+    "TokenVerifier": ".http.auth.principal",
+    "VerifierUnavailable": ".http.auth.principal",
+    "JwtVerifier": ".http.auth.jwt",
+    "Principal": ".http.auth.principal",
+    "ResourceServer": ".http.auth.resource_server",
+    "ScopePolicy": ".http.auth.policy",
+    "principal_of": ".http.auth.principal",
+    "ClientSession": ".client.session",
     "connect": ".testing",
-    "http_client": ".client_transports",
-    "stdio_client": ".client_transports",
+    "http_client": ".client.transports",
+    "stdio_client": ".client.transports",
 }
 
 

@@ -1,58 +1,38 @@
-"""A real client of a server in the same event loop: no subprocess, no socket.
-
-``async with connect(server) as client:`` joins a :class:`ClientSession` to ``server``
-through in-memory transports and yields the generated typed ``Client`` of the server's
-version (or ``client_class``). Everything between them is what goes over stdio: the
-same framing, negotiation (``mode``: ``auto`` probes the modern era, ``legacy`` speaks the
-handshake), re-shaping and limits. Client handlers answer sampling, elicitation and roots.
-"""
+"""Test a server without a process or a socket: ``async with connect(app) as client:``
+gives a real typed client of an :class:`~runtime.App` or :class:`~runtime.Server` in the
+same event loop, joined through in-memory transports. Everything between them is what
+goes over stdio: the same framing, negotiation, re-shaping and limits."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import importlib
 from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from .client import ClientSession, Mode
-from .memory import memory_pair
-from .negotiation import package_of
-from .server import Server
-
-#: How long closing waits for the server's side to finish.
-CLOSE_TIMEOUT = 5.0
+from .app.app import App
+from .client.in_memory import client_class_of
+from .client.in_memory import connect as connect_server
+from .client.session import Mode
+from .server.server import Server
 
 
-def client_class_of(server: Server) -> type:
-    """The generated ``Client`` of the version ``server``'s handlers are typed against."""
-    types = server.local.binding.types
-    name = types.__name__.rsplit(".", 1)[0] + ".client"
-    try:
-        return importlib.import_module(name).Client
-    except (ImportError, AttributeError):  # a package generated without clients
-        return importlib.import_module(package_of(server.local.binding) + "._support").Requester
-
-
-@contextlib.asynccontextmanager
+@asynccontextmanager
 async def connect(
-    server: Server,
+    server: App | Server,
     client_class: type | None = None,
     *,
     mode: Mode = "auto",
     handlers: Any = None,
     **options: Any,
 ) -> AsyncGenerator[Any, None]:
-    """A typed client connected to ``server`` (options go to :class:`ClientSession`)."""
-    client_class = client_class or client_class_of(server)
-    client_end, server_end = memory_pair()
-    serving = asyncio.create_task(server.serve(server_end))
-    session = ClientSession(client_class.__binding__, handlers, **options)  # type: ignore[attr-defined]
-    try:
-        await session.connect(client_end, mode=mode, probe_timeout=1.0)
-        yield client_class(session)
-    finally:
-        await session.close()
-        await client_end.close()
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(serving, CLOSE_TIMEOUT)
+    """A typed client connected to ``server`` (an ``App`` or a ``Server``); ``mode``:
+    ``auto`` probes the modern era, ``legacy`` speaks the handshake; ``handlers``
+    answer sampling, elicitation and roots; other options go to ``ClientSession``."""
+    target = server.server if isinstance(server, App) else server
+    async with connect_server(
+        target, client_class, mode=mode, handlers=handlers, **options
+    ) as client:
+        yield client
+
+
+__all__ = ["client_class_of", "connect"]

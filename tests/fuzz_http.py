@@ -46,6 +46,7 @@ if str(ROOT) not in sys.path:  # examples/ is not an installed package
     sys.path.append(str(ROOT))
 
 from examples.everything.__main__ import build_server  # noqa: E402
+from mcpgen.runtime.http.endpoint import McpHttpApp
 
 Headers = list[tuple[bytes, bytes]]
 Exchange = Callable[[str, str, bytes, Headers, bytes, "Reply"], Awaitable[None]]
@@ -56,7 +57,7 @@ CURRENT: contextvars.ContextVar[Case | None] = contextvars.ContextVar("fuzz_case
 def make_app() -> Any:
     server = build_server()
     server.state_key = STATE_KEY  # requestState recorded by one app is valid in the next
-    return server.http_app()
+    return McpHttpApp(server)
 
 
 class Reply:

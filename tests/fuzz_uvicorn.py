@@ -1,5 +1,5 @@
 """The real-HTTP driver of the fuzz suite: uvicorn, configured as ``mcpgen`` serves
-(``runtime/http_serve.py``), serving the everything server's ASGI app on an ephemeral port
+(``runtime/http/serve.py``), serving the everything server's ASGI app on an ephemeral port
 of 127.0.0.1 (in a thread, always stopped), driven by httpx one case at a time with the
 same sessions, oracles and log capture as the in-process driver. A request httpx refuses
 to send (a header value no HTTP/1.1 peer may write) is counted, not judged.
@@ -60,7 +60,7 @@ def _config(app: Any) -> uvicorn.Config:
     """The settings ``mcpgen`` serves with (its hardened protocol classes), when it has them.
     uvicorn leaves logging alone, so its loggers reach the capture."""
     try:
-        from mcpgen.runtime import http_serve
+        from mcpgen.runtime.http import serve as http_serve
     except ImportError:  # a runtime older than its own serve: plain uvicorn
         return uvicorn.Config(
             app, log_config=None, log_level="warning", lifespan="on", timeout_graceful_shutdown=2

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fuzz_headers import Headers, HttpCase, mutate_http
-from mcpgen.runtime.limits import DEFAULT
+from mcpgen.runtime.core.limits import DEFAULT
 from tests.fuzz_mutators import Mutator, dump
 from tests.fuzz_oracle import Frame, is_id, read
 from tests.fuzz_report import Tally

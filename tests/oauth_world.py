@@ -408,8 +408,8 @@ async def connected(
 ) -> AsyncIterator[Any]:
     """A typed 2026-07-28 client of the server at ``url`` in ``place``, with ``auth``."""
     from mcpgen.generated.v2026_07_28 import client as c
-    from mcpgen.runtime.client import ClientSession
-    from mcpgen.runtime.http_client_transport import HttpClientTransport
+    from mcpgen.runtime.client.session import ClientSession
+    from mcpgen.runtime.client.http import HttpClientTransport
 
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=place), auth=auth)
     transport = HttpClientTransport(url, client=http)

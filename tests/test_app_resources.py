@@ -13,7 +13,7 @@ from mcpgen.generated.v2026_07_28 import client as modern
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, File, Image, McpError
-from mcpgen.runtime.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from mcpgen.runtime.core.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from app_scenarios import MODES, plain, run
 
 app = App("library", binding=stubs, page_size=2)

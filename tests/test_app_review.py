@@ -19,7 +19,7 @@ import pytest
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, McpError
-from mcpgen.runtime.errors import INVALID_PARAMS
+from mcpgen.runtime.core.errors import INVALID_PARAMS
 from app_scenarios import MODES, plain, run
 
 

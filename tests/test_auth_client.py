@@ -17,7 +17,7 @@ pytest.importorskip("joserfc")
 
 from oauth_world import AuthServer, Resource, World, connected, mcp_app, world  # noqa: E402
 
-from mcpgen.runtime.auth_client import (  # noqa: E402
+from mcpgen.runtime.client.auth.oauth import (  # noqa: E402
     AuthorizationError,
     AuthSettings,
     ClientCredentials,
@@ -26,14 +26,14 @@ from mcpgen.runtime.auth_client import (  # noqa: E402
     OAuth,
     Tokens,
 )
-from mcpgen.runtime.auth_client_discovery import (  # noqa: E402
+from mcpgen.runtime.client.auth.discovery import (  # noqa: E402
     parse_challenge,
     resource_matches,
     resource_metadata_urls,
     server_metadata_urls,
 )
-from mcpgen.runtime.auth_client_grants import select_scope  # noqa: E402
-from mcpgen.runtime.auth_client_types import ServerMetadata  # noqa: E402
+from mcpgen.runtime.client.auth.grants import select_scope  # noqa: E402
+from mcpgen.runtime.client.auth.types import ServerMetadata  # noqa: E402
 
 T = TypeVar("T")
 
@@ -493,7 +493,7 @@ def test_flow_errors_are_httpx_errors_naming_the_step() -> None:
 
 
 def test_the_default_authorizer_is_the_browser_and_its_port_is_released() -> None:
-    from mcpgen.runtime.auth_client import BrowserAuthorizer
+    from mcpgen.runtime.client.auth.oauth import BrowserAuthorizer
 
     flow = OAuth()
     assert flow.login_before_connect  # a person signs in: before the connection
@@ -512,7 +512,7 @@ def test_the_runtime_imports_no_authorization_until_asked() -> None:
         "import sys, mcpgen.runtime\n"
         "from mcpgen.runtime import http_client\n"
         "assert not [m for m in sys.modules if 'auth_client' in m], 'auth imported'\n"
-        "import mcpgen.runtime.auth_client\n"
+        "import mcpgen.runtime.client.auth.oauth\n"
         "assert 'joserfc' not in sys.modules, 'joserfc imported before a JWT is signed'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

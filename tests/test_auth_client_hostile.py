@@ -16,8 +16,8 @@ pytest.importorskip("joserfc")
 
 from oauth_world import AuthServer, World, connected, world  # noqa: E402
 
-from mcpgen.runtime.auth_client import AuthSettings, HeadlessAuthorizer, OAuth  # noqa: E402
-from mcpgen.runtime.errors import McpError  # noqa: E402
+from mcpgen.runtime.client.auth.oauth import AuthSettings, HeadlessAuthorizer, OAuth  # noqa: E402
+from mcpgen.runtime.core.errors import McpError  # noqa: E402
 
 T = TypeVar("T")
 FAST = AuthSettings(timeout=0.5)

@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 from oauth_world import AuthServer, Resource, World, mcp_app  # noqa: E402
 from test_http_server import ThreadedUvicorn  # noqa: E402
 
-from mcpgen.runtime.auth_client import (  # noqa: E402
+from mcpgen.runtime.client.auth.oauth import (  # noqa: E402
     AuthorizationError,
     BrowserAuthorizer,
     ClientCredentials,

@@ -28,7 +28,7 @@ from asgi_driver import Reply, call, request
 from auth_server import AuthServer, b64url
 from conftest import REPORT
 from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
-from mcpgen.runtime.log_limit import MAX_CAUSES, OTHER, RateLimitedLog
+from mcpgen.runtime.core.log_limit import MAX_CAUSES, OTHER, RateLimitedLog
 from test_auth_http import (
     BASE_SCOPE,
     ISSUER,

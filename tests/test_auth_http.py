@@ -29,8 +29,8 @@ import pytest
 from asgi_driver import Reply, call, initialize, request
 from auth_server import AuthServer, b64url
 from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
-from mcpgen.runtime.auth_principal import InvalidToken
-from mcpgen.runtime.tasks import session_owner
+from mcpgen.runtime.http.auth.principal import InvalidToken
+from mcpgen.runtime.tasks.engine import session_owner
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -631,7 +631,7 @@ def test_the_runtime_imports_no_auth_library_until_a_verifier_is_made() -> None:
     """The core stays msgspec-only: serving (protected or not) imports neither joserfc
     nor httpx; a verifier does."""
     code = (
-        "import sys, mcpgen.runtime as r, mcpgen.runtime.http\n"
+        "import sys, mcpgen.runtime as r, mcpgen.runtime.http.endpoint\n"
         "r.App; r.ResourceServer; r.ScopePolicy; r.principal_of; r.Principal\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'joserfc', 'httpx'}))\n"
         "r.JwtVerifier\n"

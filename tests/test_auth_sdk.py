@@ -260,9 +260,9 @@ async def ours(servers: Servers, mode: Literal["auto", "legacy"]) -> None:
     """Our client (``http_client(..., auth=OAuth(...))``) against our protected server."""
     from mcpgen.generated.v2026_07_28 import client as c
     from mcpgen.runtime import http_client
-    from mcpgen.runtime.auth_client import OAuth
-    from mcpgen.runtime.auth_client_interactive import HeadlessAuthorizer
-    from mcpgen.runtime.errors import McpError
+    from mcpgen.runtime.client.auth.oauth import OAuth
+    from mcpgen.runtime.client.auth.interactive import HeadlessAuthorizer
+    from mcpgen.runtime.core.errors import McpError
 
     flow = OAuth(authorizer=HeadlessAuthorizer("http://127.0.0.1:9/callback"))
     async with http_client(c.Client, servers.mcp_url, auth=flow, mode=mode) as client:

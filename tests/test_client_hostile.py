@@ -14,8 +14,8 @@ import pytest
 
 from mcpgen.generated.v2025_11_25 import methods
 from mcpgen.runtime import ClientSession, McpError
-from mcpgen.runtime.http_client_transport import HttpClientTransport
-from mcpgen.runtime.limits import CLIENT
+from mcpgen.runtime.client.http import HttpClientTransport
+from mcpgen.runtime.core.limits import CLIENT
 
 VERSION = "2025-11-25"
 LIMIT = 64 * 1024

@@ -1,4 +1,4 @@
-"""The headers-first lane of stateless HTTP requests (``runtime/direct.py``) against the
+"""The headers-first lane of stateless HTTP requests (``runtime/http/stateless.py``) against the
 general path (``Connection.receive_parsed``), sans-IO.
 
 The property: the lane accepts exactly the single requests the general path accepts for
@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgen.generated._support import undeclared
-from mcpgen.runtime import jsonrpc
-from mcpgen.runtime.events import IncomingRequest
-from mcpgen.runtime.http import McpHttpApp
-from mcpgen.runtime.request_headers import mcp_headers
+from mcpgen.runtime.core import jsonrpc
+from mcpgen.runtime.core.events import IncomingRequest
+from mcpgen.runtime.http.endpoint import McpHttpApp
+from mcpgen.runtime.http.post_headers import mcp_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
@@ -199,7 +199,7 @@ MUTATIONS: dict[str, Callable[[Case], None]] = {
 
 @pytest.fixture(scope="module")
 def app() -> McpHttpApp:
-    return build_server().http_app()
+    return McpHttpApp(build_server())
 
 
 def _headers(case: Case) -> dict[bytes, bytes]:
@@ -332,7 +332,7 @@ def _read(app: McpHttpApp, case: Case) -> IncomingRequest:
 
 
 def test_a_repeated_meta_is_decoded_once_and_each_request_gets_its_own_copy() -> None:
-    app = build_server().http_app()
+    app = McpHttpApp(build_server())
     case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
     first = _read(app, case)
     first.params.meta["com.example/added"] = 1  # a handler writing to its request's _meta
@@ -345,9 +345,9 @@ def test_a_repeated_meta_is_decoded_once_and_each_request_gets_its_own_copy() ->
 
 
 def test_the_meta_cache_stays_bounded_and_long_metas_are_not_kept() -> None:
-    from mcpgen.runtime.direct import META_CACHE_ENTRIES, META_CACHE_TEXT_BYTES
+    from mcpgen.runtime.http.stateless import META_CACHE_ENTRIES, META_CACHE_TEXT_BYTES
 
-    app = build_server().http_app()
+    app = McpHttpApp(build_server())
     metas = app.direct._metas  # noqa: SLF001 - the cache under test
     for n in range(3 * META_CACHE_ENTRIES):
         case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
@@ -363,7 +363,7 @@ def test_the_meta_cache_stays_bounded_and_long_metas_are_not_kept() -> None:
 
 
 def test_a_bad_meta_is_declined_after_a_good_one_with_the_same_start() -> None:
-    app = build_server().http_app()
+    app = McpHttpApp(build_server())
     good = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
     _read(app, good)
     bad = Case("tools/call", {"name": "test_simple_text", "arguments": {}})

@@ -1,4 +1,4 @@
-"""The extension point (``runtime.extensions``): a method outside every generated table,
+"""The extension point (``runtime.core.extensions``): a method outside every generated table,
 served and called with typed params and results, advertised per era, and refused to a
 peer that did not declare the extension. In memory and through the sans-IO connection
 (fast), then over real stdio pipes and real HTTP sockets, in both eras.
@@ -20,8 +20,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28.client import Client
 from mcpgen.runtime import ClientSession, Extension, ExtensionMethod, McpError
-from mcpgen.runtime.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
-from mcpgen.runtime.client import Mode
+from mcpgen.runtime.core.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
+from mcpgen.runtime.client.session import Mode
 from mcpgen.runtime.testing import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,7 +286,7 @@ def test_extension_notifications_are_gated_both_ways() -> None:
     send one to a server that does not offer it; a client declares once per version."""
     from mcpgen.generated.v2025_11_25 import server as stubs
     from mcpgen.runtime import Server
-    from mcpgen.runtime.events import IncomingNotification
+    from mcpgen.runtime.core.events import IncomingNotification
 
     conn = app.server.connection()
     initialize = request(
@@ -356,7 +356,7 @@ def test_what_both_sides_declare_is_valid_at_the_peers_version(mode: Mode) -> No
         async with connect(app.server, Client, mode=mode, extensions=[ECHO]) as client:
             session: ClientSession = client.session
             info = session.conn.versions[version]
-            from mcpgen.runtime.advertised import capabilities_for
+            from mcpgen.runtime.core.capabilities import capabilities_for
 
             mine = capabilities_for(session.conn.capabilities, "client", info)
             return session.server_capabilities, mine

@@ -1,4 +1,4 @@
-"""A flood per limit of ``runtime.limits.Limits``: the server's memory stays within a
+"""A flood per limit of ``runtime.core.limits.Limits``: the server's memory stays within a
 stated bound, and it still answers a valid request afterwards (issue 11).
 
 Each test floods a real server process (``tests/peers/flood_server.py``: the everything
@@ -48,7 +48,7 @@ from flood_wire import (
 )
 
 from mcpgen.runtime import INVALID_PARAMS, INVALID_REQUEST
-from mcpgen.runtime.limits import DEFAULT
+from mcpgen.runtime.core.limits import DEFAULT
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 

@@ -18,17 +18,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpgen.runtime.http.endpoint import McpHttpApp
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import ClientSession, McpError, Server, jsonrpc
-from mcpgen.runtime.errors import (
+from mcpgen.runtime import ClientSession, McpError, Server
+from mcpgen.runtime.core import jsonrpc
+from mcpgen.runtime.core.errors import (
     INVALID_REQUEST,
     PARSE_ERROR,
     SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcpgen.runtime.limits import Limits
-from mcpgen.runtime.memory import MemoryTransport, memory_pair
+from mcpgen.runtime.core.limits import Limits
+from mcpgen.runtime.aio.memory import MemoryTransport, memory_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -280,10 +282,10 @@ def _binding() -> Any:
 def test_an_http_404_at_a_wrong_path_fails_the_handshake_at_once() -> None:
     import httpx
 
-    from mcpgen.runtime.http_client_transport import HttpClientTransport
+    from mcpgen.runtime.client.http import HttpClientTransport
 
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app))
         transport = HttpClientTransport("http://127.0.0.1:3001/wrong", client=http)
         session = ClientSession(_binding())
@@ -305,7 +307,7 @@ def test_an_http_404_at_a_wrong_path_fails_the_handshake_at_once() -> None:
 )  # fmt: skip
 def test_hosts_that_are_not_exactly_local_are_refused(host: str) -> None:
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         refused = await call(app, body=initialize("2025-11-25"), headers={"host": host})
         assert refused.status == 403 and refused.json()["error"]["code"] == INVALID_REQUEST
         accepted = await call(app, body=initialize("2025-11-25"), headers={"host": "[::1]:3001"})
@@ -319,7 +321,7 @@ def test_hosts_that_are_not_exactly_local_are_refused(host: str) -> None:
 )
 def test_origins_that_are_not_exactly_local_are_refused(origin: str) -> None:
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         refused = await call(app, body=initialize("2025-11-25"), headers={"origin": origin})
         assert refused.status == 403
 
@@ -330,7 +332,7 @@ def test_a_batch_gets_400_where_the_version_has_no_batches_and_an_array_where_it
     batch = b"[" + request(1, "ping") + b"," + request(2, "ping") + b"]"
 
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         modern_legacy = await open_session(app, "2025-11-25")
         refused = await call(app, body=batch, headers=modern_legacy)
         assert refused.status == 400 and refused.json()["error"]["code"] == INVALID_REQUEST
@@ -348,7 +350,7 @@ def test_a_batch_gets_400_where_the_version_has_no_batches_and_an_array_where_it
 def test_two_posts_with_one_id_in_a_session_lose_neither() -> None:
     async def scenario() -> None:
         gate = Gate()
-        app = Server(gate, name="gate").http_app()
+        app = McpHttpApp(Server(gate, name="gate"))
         headers = await open_session(app)
         first = asyncio.create_task(call(app, body=call_tool(1), headers=headers))
         await asyncio.sleep(0.05)
@@ -367,7 +369,7 @@ def test_two_posts_with_one_id_in_a_session_lose_neither() -> None:
 )
 def test_undecodable_bodies_get_400_with_a_json_rpc_error(body: bytes, code: int) -> None:
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         modern = {
             "mcp-protocol-version": "2026-07-28",
             "mcp-method": "ping",
@@ -382,7 +384,7 @@ def test_undecodable_bodies_get_400_with_a_json_rpc_error(body: bytes, code: int
 
 def test_a_slow_body_gets_408() -> None:
     async def scenario() -> None:
-        app = build_server().http_app(limits=Limits(body_timeout=0.1))
+        app = McpHttpApp(build_server(), limits=Limits(body_timeout=0.1))
         chunks = [b'{"jsonrpc":"2.0",', b'"id":1,"method":"ping"}']
         slow = await call(app, body=chunks, chunk_delay=0.5)
         assert slow.status == 408 and slow.json()["error"]["code"] == INVALID_REQUEST
@@ -394,7 +396,7 @@ def test_a_slow_body_gets_408() -> None:
 
 def test_sessions_beyond_the_cap_evict_the_idle_longest_and_it_gets_404() -> None:
     async def scenario() -> None:
-        app = build_server().http_app(limits=Limits(max_sessions=3))
+        app = McpHttpApp(build_server(), limits=Limits(max_sessions=3))
         sessions = [await open_session(app) for _ in range(5)]
         assert len(app.sessions) == 3
         for gone in sessions[:2]:
@@ -408,7 +410,7 @@ def test_sessions_beyond_the_cap_evict_the_idle_longest_and_it_gets_404() -> Non
 def test_when_every_session_is_busy_initialize_gets_503() -> None:
     async def scenario() -> None:
         gate = Gate()
-        app = Server(gate, name="gate", limits=Limits(max_sessions=1)).http_app()
+        app = McpHttpApp(Server(gate, name="gate", limits=Limits(max_sessions=1)))
         headers = await open_session(app)
         busy = asyncio.create_task(call(app, body=call_tool(1), headers=headers))
         await asyncio.sleep(0.05)
@@ -423,7 +425,7 @@ def test_when_every_session_is_busy_initialize_gets_503() -> None:
 
 def test_idle_sessions_end_and_then_get_404() -> None:
     async def scenario() -> None:
-        app = build_server().http_app(limits=Limits(session_idle_timeout=0.05))
+        app = McpHttpApp(build_server(), limits=Limits(session_idle_timeout=0.05))
         idle = await open_session(app)
         await asyncio.sleep(0.1)
         fresh = await open_session(app)
@@ -435,7 +437,7 @@ def test_idle_sessions_end_and_then_get_404() -> None:
 
 def test_abandoned_get_streams_are_released_and_a_new_one_replaces_the_old() -> None:
     async def scenario() -> None:
-        app = build_server().http_app(limits=Limits(finished_streams=4))
+        app = McpHttpApp(build_server(), limits=Limits(finished_streams=4))
         headers = await open_session(app)
         legacy = app.sessions.get(headers["mcp-session-id"])
         assert legacy is not None

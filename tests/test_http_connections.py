@@ -1,4 +1,4 @@
-"""``runtime.http_protocols``: no client holds a connection of a served app without end.
+"""``runtime.http.protocols``: no client holds a connection of a served app without end.
 
 A client that is patient rather than noisy must not pin connections: a refusal sent before
 the request's body came ends the connection even when the client sends one more body byte
@@ -40,9 +40,9 @@ from test_http_serve import (
     running,
 )
 
-from mcpgen.runtime.http_guard import ConnectionGuard
-from mcpgen.runtime.http_protocols import HttpImpl
-from mcpgen.runtime.limits import Limits
+from mcpgen.runtime.http.guard import ConnectionGuard
+from mcpgen.runtime.http.protocols import HttpImpl
+from mcpgen.runtime.core.limits import Limits
 
 IDLE = 1.0
 LINGER = 0.5
@@ -172,7 +172,7 @@ def test_connections_over_the_cap_get_503_and_the_operator_is_told(
     http: HttpImpl, caplog: pytest.LogCaptureFixture
 ) -> None:
     cap = 4
-    caplog.set_level(logging.WARNING, logger="mcpgen.runtime.http")
+    caplog.set_level(logging.WARNING, logger="mcpgen.runtime.http.endpoint")
     with capped(http, cap) as served:
         held = [connect(served.port) for _ in range(cap)]
         try:

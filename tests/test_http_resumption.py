@@ -40,9 +40,9 @@ from flood_wire import (
 )
 from test_http_serve import Running, running
 
-from mcpgen.runtime.http import McpHttpApp
-from mcpgen.runtime.http_streams import ClientWatch, Stream
-from mcpgen.runtime.limits import Limits
+from mcpgen.runtime.http.endpoint import McpHttpApp
+from mcpgen.runtime.http.streams import ClientWatch, Stream
+from mcpgen.runtime.core.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

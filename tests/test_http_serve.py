@@ -1,4 +1,4 @@
-"""``runtime.http_serve``: uvicorn cuts off clients that send their headers too slowly.
+"""``runtime.http.serve``: uvicorn cuts off clients that send their headers too slowly.
 
 Real sockets on 127.0.0.1, both of uvicorn's HTTP/1.1 implementations (httptools and h11),
 the everything server's ASGI app, and a header timeout short enough to watch expire. The
@@ -23,9 +23,11 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import http_protocols, http_serve
+from mcpgen.runtime.http.endpoint import McpHttpApp
+from mcpgen.runtime.http import protocols as http_protocols
+from mcpgen.runtime.http import serve as http_serve
 from mcpgen.runtime import Server
-from mcpgen.runtime.limits import Limits
+from mcpgen.runtime.core.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
@@ -77,7 +79,7 @@ def running(
     ``KEEP_ALIVE``)."""
     if limits is None:
         limits = Limits(header_timeout=header_timeout, idle_timeout=KEEP_ALIVE)
-    app = (server or build_server(limits=limits)).http_app(limits=limits)
+    app = McpHttpApp((server or build_server(limits=limits)), limits=limits)
     settings = http_serve.config(app, "127.0.0.1", 0, limits, http, lifespan="on")
     uvicorn_server = http_serve.AnnouncingServer(settings)
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)

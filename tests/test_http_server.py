@@ -48,8 +48,8 @@ from mcpgen.runtime import (
     PARSE_ERROR,
     Server,
 )
-from mcpgen.runtime.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
-from mcpgen.runtime.http import McpHttpApp
+from mcpgen.runtime.core.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from mcpgen.runtime.http.endpoint import McpHttpApp
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # examples/ is not an installed package
@@ -433,7 +433,7 @@ def served() -> Iterator[Served]:
     """The everything server as ``build_app`` makes it, plus ``Probe``'s tool."""
     app = build_app()
     probe = Probe(app)
-    http_app = app.server.http_app(max_body=SMALL_BODY)
+    http_app = McpHttpApp(app.server, max_body=SMALL_BODY)
     runner = ThreadedUvicorn(http_app)
     endpoint = Endpoint(runner.port)
     try:
@@ -697,7 +697,7 @@ def test_a_server_that_never_listed_its_tools_still_checks_mcp_param_headers(
 
 def test_on_suspend_awaits_like_await_and_tells_when_the_coroutine_first_waits() -> None:
     """The stateless path's disconnect watcher starts only when a handler waits."""
-    from mcpgen.runtime.asgi import OnSuspend
+    from mcpgen.runtime.http.asgi import OnSuspend
 
     calls: list[str] = []
     hook = lambda: calls.append("suspended")  # noqa: E731

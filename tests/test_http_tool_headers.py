@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, header
-from mcpgen.runtime.errors import HEADER_MISMATCH
+from mcpgen.runtime.core.errors import HEADER_MISMATCH
 
 from asgi_driver import call
 

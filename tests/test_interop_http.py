@@ -49,7 +49,7 @@ from mcpgen.generated._support import RequestContext
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.generated.v2026_07_28.client import Client, ClientHandlers
 from mcpgen.runtime import ClientSession, McpError, http_client, stdio_client
-from mcpgen.runtime.http_client_transport import HttpClientTransport
+from mcpgen.runtime.client.http import HttpClientTransport
 from processes import stop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -842,7 +842,7 @@ async def test_stdio_auto_falls_back_to_initialize_on_legacy_only_server() -> No
 async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """A second auto connection to a server known to be legacy skips the probe; a
     failure forgets what was known."""
-    from mcpgen.runtime import client as runtime_client
+    from mcpgen.runtime.client import session as runtime_client
 
     args = ["-m", "tests.peers.slow_server", "--versions", ",".join(HANDSHAKE_VERSIONS)]
     key = " ".join([sys.executable, *args])

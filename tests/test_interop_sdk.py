@@ -34,7 +34,7 @@ from mcpgen.generated.v2025_11_25 import types as t
 from mcpgen.generated.v2025_11_25.client import Client, ClientHandlers
 from mcpgen.generated._support import RequestContext
 from mcpgen.runtime import ClientSession, McpError, stdio_client
-from mcpgen.runtime.stdio import StdioProcess
+from mcpgen.runtime.aio.stdio import StdioProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The SDK server (run as a script; its data is repeated below).

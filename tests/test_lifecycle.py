@@ -1,4 +1,4 @@
-"""The connection lifecycle as data (``runtime.lifecycle``), driven with bytes in and
+"""The connection lifecycle as data (``runtime.core.lifecycle``), driven with bytes in and
 events out: every transition the table allows, and what is refused outside them."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 
 from mcpgen.generated.v2025_11_25 import server as legacy_stubs
 from mcpgen.runtime import Server
-from mcpgen.runtime.connection import Connection
-from mcpgen.runtime.events import Send
-from mcpgen.runtime.lifecycle import RUNTIME_METHODS, TRANSITIONS, State, next_state
-from mcpgen.runtime.negotiation import VersionInfo
+from mcpgen.runtime.core.connection import Connection
+from mcpgen.runtime.core.events import Send
+from mcpgen.runtime.core.lifecycle import RUNTIME_METHODS, TRANSITIONS, State, next_state
+from mcpgen.runtime.core.negotiation import VersionInfo
 
 
 class Handlers(legacy_stubs.ServerHandlers):

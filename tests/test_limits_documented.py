@@ -1,4 +1,4 @@
-"""Every bound is a documented setting: each field of ``runtime.limits.Limits`` has a row in
+"""Every bound is a documented setting: each field of ``runtime.core.limits.Limits`` has a row in
 README's "### Limits" table (its default and what a client gets when it is reached)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The middleware point (``runtime.middleware``) on both sides: order, what a middleware
+"""The middleware point (``runtime.aio.middleware``) on both sides: order, what a middleware
 sees (HTTP headers over HTTP, none elsewhere), params rewritten on the way in, refusals
 and failures (the latter answered without their text), and the next call still served.
 In memory in both eras, then over real stdio pipes and real HTTP sockets."""
@@ -17,8 +17,8 @@ from mcpgen.generated.v2026_07_28 import client as client_stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.generated.v2026_07_28.client import Client
 from mcpgen.runtime import Call, McpError, Next
-from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_REQUEST
-from mcpgen.runtime.client import Mode
+from mcpgen.runtime.core.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcpgen.runtime.client.session import Mode
 from mcpgen.runtime.testing import connect
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,8 +20,9 @@ import pytest
 from test_hostile_input import run, serving
 from test_stdio_runtime import EVERYTHING, LinePeer, error_code
 
-from mcpgen.runtime import jsonrpc
-from mcpgen.runtime.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpgen.runtime.http.endpoint import McpHttpApp
+from mcpgen.runtime.core import jsonrpc
+from mcpgen.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -93,7 +94,7 @@ def test_the_http_app_answers_refused_requests_with_their_ids(frame: bytes, answ
     request), as the transport says of a notification the server cannot accept."""
 
     async def scenario() -> None:
-        app = build_server().http_app()
+        app = McpHttpApp(build_server())
         modern = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
         for headers in (modern, await open_session(app)):
             refused = await call(app, body=frame, headers=headers)

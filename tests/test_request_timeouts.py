@@ -26,7 +26,7 @@ from mcpgen.runtime import (
     Server,
     connect,
 )
-from mcpgen.runtime.client import Mode
+from mcpgen.runtime.client.session import Mode
 from app_scenarios import plain, run
 
 #: Short enough for a test, long enough for any loaded machine to send and read a frame.
@@ -155,7 +155,7 @@ def test_a_client_whose_request_goes_unanswered_names_its_timeout(mode: Mode) ->
 
 def test_an_http_request_the_server_never_answers_names_the_transports_timeout() -> None:
     """httpx's own timeouts carry no message: the request's error names the timeout."""
-    from mcpgen.runtime.http_client_transport import HttpClientTransport
+    from mcpgen.runtime.client.http import HttpClientTransport
 
     async def scenario() -> None:
         accepted: list[asyncio.StreamWriter] = []

@@ -37,9 +37,9 @@ from test_stdio_runtime import (
 )
 
 from mcpgen.runtime import INVALID_REQUEST, PARSE_ERROR
-from mcpgen.runtime.limits import DEFAULT, MiB, Limits
-from mcpgen.runtime.line_ends import request_id
-from mcpgen.runtime.stdio import StdioProcess
+from mcpgen.runtime.core.limits import DEFAULT, MiB, Limits
+from mcpgen.runtime.aio.line_ends import request_id
+from mcpgen.runtime.aio.stdio import StdioProcess
 
 EXIT_TIMEOUT = 20.0
 
@@ -456,7 +456,7 @@ def test_client_logs_and_skips_an_oversize_line_from_the_server(
         finally:
             await process.close()
 
-    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.stdio"):
+    with caplog.at_level(logging.WARNING, logger="mcpgen.runtime.aio.stdio"):
         got = asyncio.run(asyncio.wait_for(scenario(), EXIT_TIMEOUT))
     assert got == [b'{"ok":1}\n', None]
     assert "5000 bytes" in caplog.text and "limit of 1000 bytes" in caplog.text

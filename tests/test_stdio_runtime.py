@@ -47,7 +47,7 @@ from mcpgen.runtime import (
     NegotiationError,
     stdio_client,
 )
-from mcpgen.runtime.stdio import StdioProcess
+from mcpgen.runtime.aio.stdio import StdioProcess
 
 from wire_cases import BAD_FRAMES, INVALID_PARAMS_CASES, LEGACY_REQUESTS, MODERN_RESULT_KEYS
 

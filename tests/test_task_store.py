@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from mcpgen.runtime.task_store import (
+from mcpgen.runtime.tasks.store import (
     TERMINAL,
     TRANSITIONS,
     MemoryTaskStore,
@@ -54,7 +54,7 @@ class Stores:
         if self.kind == "memory":
             store: TaskStore = MemoryTaskStore(**settings)
         else:
-            from mcpgen.runtime.task_store_redis import RedisTaskStore
+            from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 
             store = RedisTaskStore(self.redis_url or "", prefix=self.prefix, **settings)
         self.opened.append(store)

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import pytest
 from redis.asyncio import Redis
 
-from mcpgen.runtime.task_store import TaskError
-from mcpgen.runtime.task_store_redis import RedisTaskStore
+from mcpgen.runtime.tasks.store import TaskError
+from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 from redis_server import RedisServer, redis_server_binary
 
 T = TypeVar("T")
@@ -226,7 +226,7 @@ def test_a_closed_stores_unfinished_tasks_read_as_failed_everywhere(cluster: Clu
 #: A store in another OS process: creates a task, says its id, and runs until killed.
 CHILD = """
 import asyncio, sys
-from mcpgen.runtime.task_store_redis import RedisTaskStore
+from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 
 async def main():
     store = RedisTaskStore(sys.argv[1], prefix=sys.argv[2], lease_ms=400)

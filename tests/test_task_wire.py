@@ -1,4 +1,4 @@
-"""The 2025-11-25 wire forms of tasks (``runtime.task_wire``), each validated against the
+"""The 2025-11-25 wire forms of tasks (``runtime.tasks.legacy_wire``), each validated against the
 official schema with ``jsonschema``: the task in every status, the results of a
 task-augmented call, ``tasks/get``/``list``/``cancel``/``result``, the status
 notification, and the error a task that did not complete is answered with."""
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import task_wire as wire
-from mcpgen.runtime.task_store import MemoryTaskStore, TaskRecord
+from mcpgen.runtime.tasks import legacy_wire as wire
+from mcpgen.runtime.tasks.store import MemoryTaskStore, TaskRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

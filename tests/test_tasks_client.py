@@ -20,11 +20,11 @@ from mcpgen.generated.v2025_11_25 import server as stubs25
 from mcpgen.generated.v2026_07_28 import client as client26
 from mcpgen.generated.v2026_07_28 import server as stubs26
 from mcpgen.runtime import App, McpError
-from mcpgen.runtime.task_client import TaskCancelled, TaskHandle, TaskPolling, handle_of
-from mcpgen.runtime.task_extension import EXTENSION
-from mcpgen.runtime.tasks import Tasks
-from mcpgen.runtime.task_store import MemoryTaskStore
-from mcpgen.runtime.tools import ToolError
+from mcpgen.runtime.client.tasks import TaskCancelled, TaskHandle, TaskPolling, handle_of
+from mcpgen.runtime.tasks.extension import EXTENSION
+from mcpgen.runtime.tasks.engine import Tasks
+from mcpgen.runtime.tasks.store import MemoryTaskStore
+from mcpgen.runtime.app.tools import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

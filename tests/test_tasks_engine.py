@@ -11,8 +11,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, MemoryTaskStore, Tasks
-from mcpgen.runtime.errors import SERVER_BUSY
-from mcpgen.runtime.task_store import TaskStoreUnavailable
+from mcpgen.runtime.core.errors import SERVER_BUSY
+from mcpgen.runtime.tasks.store import TaskStoreUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
 
 from tests.runtime.sansio import modern, request, run, serving  # noqa: E402
 
-import mcpgen.runtime.tasks as engine  # noqa: E402
+import mcpgen.runtime.tasks.engine as engine  # noqa: E402
 
 
 class Flaky(MemoryTaskStore):

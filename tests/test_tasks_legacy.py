@@ -15,7 +15,7 @@ import pytest
 from mcpgen.generated.v2025_11_25 import server as stubs25
 from mcpgen.generated.v2026_07_28 import server as stubs26
 from mcpgen.runtime import App
-from mcpgen.runtime.tools import ToolError
+from mcpgen.runtime.app.tools import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

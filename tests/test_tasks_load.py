@@ -14,8 +14,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App
-from mcpgen.runtime.task_store import MemoryTaskStore
-from mcpgen.runtime.tasks import Tasks
+from mcpgen.runtime.tasks.store import MemoryTaskStore
+from mcpgen.runtime.tasks.engine import Tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

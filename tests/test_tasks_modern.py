@@ -15,9 +15,9 @@ from typing import Any
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App
-from mcpgen.runtime.errors import McpError
-from mcpgen.runtime.tasks import Tasks
-from mcpgen.runtime.tools import ToolError
+from mcpgen.runtime.core.errors import McpError
+from mcpgen.runtime.tasks.engine import Tasks
+from mcpgen.runtime.app.tools import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

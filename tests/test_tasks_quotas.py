@@ -18,8 +18,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, MemoryTaskStore, Principal, ResourceServer, Tasks
-from mcpgen.runtime.auth_principal import InvalidToken
-from mcpgen.runtime.errors import SERVER_BUSY
+from mcpgen.runtime.http.auth.principal import InvalidToken
+from mcpgen.runtime.core.errors import SERVER_BUSY
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -21,8 +21,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, Tasks
-from mcpgen.runtime.errors import SERVER_BUSY
-from mcpgen.runtime.task_store_redis import RedisTaskStore
+from mcpgen.runtime.core.errors import SERVER_BUSY
+from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 from redis import Redis
 from redis_server import RedisServer
 

@@ -16,7 +16,7 @@ from mcpgen.generated.v2025_11_25 import server as legacy_server
 from mcpgen.generated.v2025_11_25 import types as legacy
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import Server
-from mcpgen.runtime.errors import INVALID_PARAMS
+from mcpgen.runtime.core.errors import INVALID_PARAMS
 from test_hostile_input import run, serving
 
 

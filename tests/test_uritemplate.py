@@ -1,6 +1,6 @@
 """RFC 6570 URI templates: expansion against the RFC's own examples, matching on MCP's
 typical resource templates, and the round trip ``match(expand(v)) == v`` over generated
-templates and values (the domain is the one ``runtime/uritemplate.py`` documents)."""
+templates and values (the domain is the one ``runtime/app/uritemplate.py`` documents)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime.uritemplate import UriTemplate, Value
+from mcpgen.runtime.app.uritemplate import UriTemplate, Value
 
 # --- Expansion: RFC 6570 ------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""What a connection puts on the wire is valid at the peer's version (``runtime/wire.py``),
+"""What a connection puts on the wire is valid at the peer's version (``runtime/core/outgoing.py``),
 checked sans-IO with the official schemas through ``jsonschema`` as the judge."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import McpError, Server
-from mcpgen.runtime.connection import Connection, State
-from mcpgen.runtime.events import Answer
-from mcpgen.runtime.wire import CacheHint, CachePolicy
+from mcpgen.runtime.core.connection import Connection, State
+from mcpgen.runtime.core.events import Answer
+from mcpgen.runtime.core.outgoing import CacheHint, CachePolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

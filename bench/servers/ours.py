@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from mcpgen.runtime import INVALID_PARAMS, App, McpError, Server
+from mcpgen.runtime.http.endpoint import McpHttpApp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
 from serve import flag, http, option, profile_on_signal  # noqa: E402
@@ -56,6 +57,6 @@ if __name__ == "__main__":
     server = build(option("--transport", "stdio"), flag("--app"))
     profile_on_signal()
     if option("--transport") == "http":
-        http(server.http_app())
+        http(McpHttpApp(server))
     else:
         server.run_stdio()

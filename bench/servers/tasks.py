@@ -10,8 +10,8 @@ from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App
-from mcpgen.runtime.task_store import MemoryTaskStore
-from mcpgen.runtime.tasks import Tasks
+from mcpgen.runtime.tasks.store import MemoryTaskStore
+from mcpgen.runtime.tasks.engine import Tasks
 
 
 def rss_kib() -> int:

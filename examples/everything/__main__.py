@@ -9,7 +9,7 @@ import sys
 import os
 
 from mcpgen.runtime import Server, Tasks
-from mcpgen.runtime.limits import DEFAULT, Limits
+from mcpgen.runtime.core.limits import DEFAULT, Limits
 
 from .server import build_app
 
@@ -19,7 +19,7 @@ def task_store(url: str | None) -> Tasks | None:
     in this process's memory."""
     if not url:
         return None
-    from mcpgen.runtime.task_store_redis import RedisTaskStore
+    from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 
     return Tasks(RedisTaskStore(url))
 

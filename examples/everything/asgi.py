@@ -12,5 +12,6 @@ through any worker when the workers share a Redis store: ``MCPGEN_TASK_STORE=red
 from __future__ import annotations
 
 from .__main__ import build_server
+from mcpgen.runtime.http.endpoint import McpHttpApp
 
-app = build_server().http_app()
+app = McpHttpApp(build_server())

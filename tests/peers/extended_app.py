@@ -12,7 +12,7 @@ import msgspec
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, Call, Extension, ExtensionMethod, McpError, Next
-from mcpgen.runtime.errors import INVALID_REQUEST
+from mcpgen.runtime.core.errors import INVALID_REQUEST
 
 
 class EchoParams(msgspec.Struct):

@@ -5,10 +5,10 @@ Run from the repository root::
     python -m tests.peers.flood_server --transport stdio --limit max_in_flight=16
     python -m tests.peers.flood_server --transport http --limit max_sessions=200
 
-Each ``--limit name=value`` sets one field of ``runtime.limits.Limits`` (the rest keep
+Each ``--limit name=value`` sets one field of ``runtime.core.limits.Limits`` (the rest keep
 their defaults). ``--max-files N`` lowers the process's file-descriptor limit (``ulimit
 -n``) to N; ``--auth-token TOKEN`` protects the endpoint with a resource server that
-accepts that one bearer token (everything else gets 401, decided from the headers). Over HTTP it runs ``runtime.http_serve.serve`` (uvicorn with the header
+accepts that one bearer token (everything else gets 401, decided from the headers). Over HTTP it runs ``runtime.http.serve.serve`` (uvicorn with the header
 timeout) on 127.0.0.1 and an ephemeral port, announced on stderr as
 ``mcpgen: serving MCP at http://127.0.0.1:<port>/mcp``.
 
@@ -27,8 +27,8 @@ import sys
 
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.runtime import InvalidToken, Principal, ResourceServer
-from mcpgen.runtime.http_serve import serve
-from mcpgen.runtime.limits import DEFAULT, Limits
+from mcpgen.runtime.http.serve import serve
+from mcpgen.runtime.core.limits import DEFAULT, Limits
 
 from examples.everything.server import build_app
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, Principal, ResourceServer, Tasks
-from mcpgen.runtime.auth_principal import InvalidToken
-from mcpgen.runtime.task_store_redis import RedisTaskStore
+from mcpgen.runtime.http.auth.principal import InvalidToken
+from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 
 ISSUER = "http://auth.test"
 

@@ -22,7 +22,7 @@ from mcpgen import generated
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import Connection, MemoryTransport, Server, Versions, memory_pair
-from mcpgen.runtime.events import Event, Send
+from mcpgen.runtime.core.events import Event, Send
 
 MODERN = "2026-07-28"
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")

@@ -10,9 +10,9 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import McpError, NegotiationError, State
-from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
-from mcpgen.runtime.events import Answer, Failure, Negotiated, Refused, Send
-from mcpgen.runtime.events import InputRequiredAnswer
+from mcpgen.runtime.core.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcpgen.runtime.core.events import Answer, Failure, Negotiated, Refused, Send
+from mcpgen.runtime.core.events import InputRequiredAnswer
 from sansio import (
     CAPABILITIES_KEY,
     CLIENT_INFO,

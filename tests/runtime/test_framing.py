@@ -1,4 +1,4 @@
-"""JSON-RPC framing (``runtime/jsonrpc.py``): what a frame decodes to, what is refused before
+"""JSON-RPC framing (``runtime/core/jsonrpc.py``): what a frame decodes to, what is refused before
 any decoder sees it, and the error a server connection answers each refusal with.
 
 ``test_hostile_input.py`` holds the inputs that once broke a server (983-deep nesting, a
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime import Limits, jsonrpc
-from mcpgen.runtime.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpgen.runtime import Limits
+from mcpgen.runtime.core import jsonrpc
+from mcpgen.runtime.core.errors import INVALID_REQUEST, PARSE_ERROR
 from sansio import answer, feed, handshake, request, server
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import McpError, Server, connect
-from mcpgen.runtime.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
-from mcpgen.runtime.events import IncomingRequest
+from mcpgen.runtime.core.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
+from mcpgen.runtime.core.events import IncomingRequest
 from sansio import MODERN, Completing, Tools, error, feed, handshake, modern, request, server
 
 COMPLETE = {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}}

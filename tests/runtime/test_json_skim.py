@@ -1,4 +1,4 @@
-"""Reading frames no decoder may read (``runtime/json_skim.py``): RFC 8259 syntax, judged
+"""Reading frames no decoder may read (``runtime/core/json_skim.py``): RFC 8259 syntax, judged
 as the standard library's ``json`` judges it, at any depth and without recursion; the id
 and the kind (request, notification) of a top-level object, from its top level only.
 """
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime.json_skim import MAX_KEYS, is_json, top_level
+from mcpgen.runtime.core.json_skim import MAX_KEYS, is_json, top_level
 
 
 def stdlib_says_json(data: bytes) -> bool:

@@ -1,5 +1,5 @@
 """The id of a stdio line too long to hold, from the two ends kept of it
-(``runtime/line_ends.py``): the start read forward, the end read backward, only the
+(``runtime/aio/line_ends.py``): the start read forward, the end read backward, only the
 top-level members either shows whole."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime.line_ends import EDGE, Seen, from_end, identify
+from mcpgen.runtime.aio.line_ends import EDGE, Seen, from_end, identify
 
 CUT = b"x" * 10  # where the middle of the line was, out of sight
 

@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from mcpgen.runtime import CacheHint, CachePolicy, State
-from mcpgen.runtime.errors import (
+from mcpgen.runtime.core.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcpgen.runtime.events import IncomingRequest, Listen, Send
-from mcpgen.runtime.modern import HttpHeaders
+from mcpgen.runtime.core.events import IncomingRequest, Listen, Send
+from mcpgen.runtime.core.modern import HttpHeaders
 from sansio import (
     CAPABILITIES_KEY,
     CLIENT_INFO,
@@ -186,7 +186,7 @@ def test_listen_is_acknowledged_with_what_the_server_can_honour() -> None:
     wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://b"]}  # fmt: skip
     listen = only(feed(conn, modern(9, "subscriptions/listen", {"notifications": wanted})), Listen)
     assert listen.id == 9 and dict(listen.requested) == wanted
-    honoured, frame = conn.modern.acknowledge(listen)
+    honoured, frame = conn.acknowledge(listen)
     assert honoured == {"toolsListChanged": True}  # no prompts, no resource subscriptions
     assert answer([Send(frame)]) == {
         "jsonrpc": "2.0",

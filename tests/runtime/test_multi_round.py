@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime.errors import INVALID_PARAMS
-from mcpgen.runtime.events import IncomingRequest
+from mcpgen.runtime.core.errors import INVALID_PARAMS
+from mcpgen.runtime.core.events import IncomingRequest
 from sansio import answer, feed, modern, only, server
 
 CALL = {"name": "x", "arguments": {"a": 1}}
@@ -21,7 +21,7 @@ def first_round(conn: Any, asked: dict[str, Any]) -> str:
     """Call the tool, answer ``input_required`` asking ``asked``: the state handed out."""
     event = only(feed(conn, modern(1, "tools/call", CALL)), IncomingRequest)
     assert event.inputs is not None and event.inputs.answers == {}
-    result = conn.modern.input_required(event, asked)
+    result = conn.input_required(event, asked)
     assert result["resultType"] == "input_required" and result["inputRequests"] == asked
     assert isinstance(result["requestState"], str)
     return result["requestState"]
@@ -37,7 +37,7 @@ def test_a_retry_carries_the_answers_of_every_round_so_far() -> None:
     second = only(retry(conn, 2, inputResponses={"roots": {"roots": []}}, requestState=state), IncomingRequest)  # fmt: skip
     assert second.inputs is not None and second.inputs.answers == {"roots": {"roots": []}}
     # the next round's state carries the first round's answer: the client sends only new ones
-    more = conn.modern.input_required(second, {"again": ROOTS})["requestState"]
+    more = conn.input_required(second, {"again": ROOTS})["requestState"]
     third = only(retry(conn, 3, inputResponses={"again": {"roots": []}}, requestState=more), IncomingRequest)  # fmt: skip
     assert third.inputs is not None
     assert third.inputs.answers == {"roots": {"roots": []}, "again": {"roots": []}}

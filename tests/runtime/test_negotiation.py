@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from mcpgen.runtime import State
-from mcpgen.runtime.errors import (
+from mcpgen.runtime.core.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcpgen.runtime.events import BatchOpened, IncomingRequest, Negotiated, Send
+from mcpgen.runtime.core.events import BatchOpened, IncomingRequest, Negotiated, Send
 from sansio import (
     Completing,
     LATEST_LEGACY,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime.errors import INVALID_PARAMS
+from mcpgen.runtime.core.errors import INVALID_PARAMS
 from sansio import answer, everything, feed, handshake, modern, request
 
 ROOT = Path(__file__).resolve().parents[2]

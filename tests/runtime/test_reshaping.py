@@ -13,8 +13,8 @@ import pytest
 from mcpgen.generated.v2025_11_25 import server as s25
 from mcpgen.generated.v2025_11_25 import types as t25
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, resource_not_found
-from mcpgen.runtime.events import Answer, IncomingRequest
+from mcpgen.runtime.core.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, resource_not_found
+from mcpgen.runtime.core.events import Answer, IncomingRequest
 from sansio import (
     CAPABILITIES_KEY,
     CLIENT_INFO,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime.errors import METHOD_NOT_FOUND
+from mcpgen.runtime.core.errors import METHOD_NOT_FOUND
 from sansio import LEGACY, RawPeer, everything, initialize, notification, request, run, serving
 
 ROOT = Path(__file__).resolve().parents[2]

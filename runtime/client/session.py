@@ -1,0 +1,449 @@
+"""Connect to an MCP server of either era and get the generated typed ``Client`` for it.
+
+``ClientSession.connect`` detects the era: it probes with ``server/discover`` (modern), and
+falls back to the ``initialize`` handshake (legacy) unless the server answered with an
+error only a modern server sends. Either way the session exposes the same ``request``,
+and a modern server's ``input_required`` answers are fulfilled by the client handlers and
+retried, so callers just get results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET
+
+from ..core import connection as c
+from ..core.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MODERN_ERRORS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    McpError,
+    NegotiationError,
+)
+from ..core.limits import CLIENT, Limits
+from ..core.extensions import Extension, declare, extension_row
+from ..aio.middleware import Call, Chain, Middleware
+from ..core.negotiation import Versions
+from ..core.json_values import as_array, as_object, member
+from ..server.server import derive_capabilities, implemented
+from ..aio.session import RequestScope
+from ..aio.session import ProgressCallback, Session, Transport
+from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
+from . import tasks as tc
+from ..tasks.extension import EXTENSION as TASKS
+from ..tasks.receiver import ClientTasks, tied
+from ..tasks.engine import Tasks
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("mcpgen.runtime.client.session")
+C = TypeVar("C")
+Mode = Literal["auto", "legacy", "modern"]
+
+
+#: The era each server was last found to speak, by its URL or command line.
+KNOWN_ERAS: dict[str, str] = {}
+
+
+@dataclass
+class _InputContext:
+    """What client handlers see when they answer a modern server's input request."""
+
+    request_id: str
+    protocol_version: str
+    meta: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    cancelled: bool = False
+
+
+class ClientSession:
+    """One connection to a server, as the generated ``Client`` uses it (``Requester``).
+
+    ``binding`` is the version the application is typed against (``Client.__binding__``);
+    ``versions`` the versions it offers (default: every generated dated version);
+    ``limits`` bound what the server can make it hold (``runtime.core.limits.CLIENT``).
+    ``tasks`` runs a 2025-11-25 server's task-augmented requests as tasks
+    (``runtime.tasks.receiver``); ``task_polling`` bounds following ours (``runtime.client.tasks``).
+    """
+
+    def __init__(
+        self,
+        binding: Any,
+        handlers: Any = None,
+        *,
+        name: str = "mcpgen-client",
+        version: str = "0.1.0",
+        versions: Iterable[str] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        request_timeout: float | None = 60.0,
+        max_input_rounds: int = 8,
+        limits: Limits = CLIENT,
+        middleware: Iterable[Middleware] = (),
+        extensions: Iterable[Extension] = (),
+        tasks: Tasks | None = None,
+        task_polling: tc.TaskPolling | None = None,
+    ) -> None:
+        self.binding = binding
+        declared = tuple(extensions)
+        self.handlers = handlers
+        #: Around every handler of a server's request, in the order added.
+        self.middleware = Chain(self._after_middleware, middleware)
+        # The tasks extension's methods are known, for a request that declares it alone.
+        known = declared if TASKS in declared else (*declared, TASKS)
+        self.versions = Versions.around(binding, versions, known)
+        #: Handlers of extension methods a server sends, by handler name (``handle``).
+        self.extension_handlers: dict[str, Callable[..., Any]] = {}
+        self.local = self.versions.local
+        caps = (
+            derive_capabilities(handlers, self.versions, "server", capabilities)
+            if handlers
+            else dict(capabilities or {})
+        )
+        self.receiver = ClientTasks.answering(tasks, caps) if tasks is not None else None
+        if self.receiver is not None:
+            caps.setdefault("tasks", self.receiver.capability())
+            self.extension_handlers.update(self.receiver.handlers())
+        self.task_polling = task_polling or tc.TaskPolling()
+        self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
+        self.conn = c.Connection(
+            role="client",
+            versions=self.versions,
+            local=self.local,
+            info={"name": name, "version": version},
+            capabilities=declare(caps, declared),
+            limits=limits,
+        )
+        self.request_timeout = request_timeout
+        self.max_input_rounds = max_input_rounds
+        self.session: Session | None = None
+        self.transport: Transport | None = None
+        self.tools = ToolHeaders()
+        self._reader: asyncio.Task[None] | None = None
+
+    @property
+    def protocol_version(self) -> str:
+        return self.conn.version.version if self.conn.version is not None else ""
+
+    @property
+    def era(self) -> str:
+        return self.conn.version.era if self.conn.version is not None else ""
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return self.conn.peer_info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.conn.peer_capabilities
+
+    # -- connecting -------------------------------------------------------------------------
+
+    async def connect(
+        self,
+        transport: Transport,
+        mode: Mode = "auto",
+        timeout: float = 30.0,
+        probe_timeout: float = 5.0,
+        server_key: str | None = None,
+    ) -> str:
+        """Start the session over ``transport`` and settle the version; returns it.
+
+        ``server_key`` names the server (its URL or command line): the era ``auto`` finds
+        is remembered under it, so a later ``auto`` connection to a server known to be
+        legacy skips the probe; a failure forgets it, and the next connection probes again.
+        """
+        detect = mode == "auto"
+        if detect and server_key is not None and KNOWN_ERAS.get(server_key) == "legacy":
+            mode = "legacy"
+        self.transport = transport
+        self.session = Session(
+            self.conn, transport, self._dispatch, self._on_notification, self.request_timeout
+        )
+        self._reader = asyncio.create_task(self.session.run())
+        param_headers = getattr(transport, "param_headers", UNSET)
+        if param_headers is None:
+            transport.param_headers = self.tools.headers  # type: ignore[attr-defined]
+        try:
+            modern_versions = self.versions.of_era("modern")
+            found = None
+            if mode != "legacy" and modern_versions:
+                found = await self._discover(
+                    modern_versions, strict=mode == "modern", timeout=probe_timeout
+                )
+            if found is None:
+                found = await self._initialize(timeout)
+            if detect and server_key is not None:
+                KNOWN_ERAS[server_key] = self.era
+            return found
+        except BaseException:
+            if detect and server_key is not None:
+                KNOWN_ERAS.pop(server_key, None)
+            await self.close()
+            raise
+
+    async def _discover(self, offered: Sequence[str], strict: bool, timeout: float) -> str | None:
+        """Probe with ``server/discover``; the version on success, None to fall back."""
+        assert self.session is not None
+        attempt = offered[-1]
+        for _ in range(2):
+            self.conn.version = self.versions[attempt]
+            try:
+                result = await self.session.request("server/discover", {}, timeout=timeout)
+            except McpError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    supported = as_array(member(exc.data, "supported")) or []
+                    common = [v for v in offered if v in supported]
+                    if common:
+                        attempt = common[-1]
+                        continue
+                    raise NegotiationError(
+                        f"server speaks {supported}; this client offers {list(offered)}"
+                    ) from None
+                if strict or exc.code in MODERN_ERRORS:
+                    raise
+                break
+            except (asyncio.TimeoutError, TimeoutError):
+                if strict:
+                    raise
+                break
+            plain = as_object(msgspec.to_builtins(result)) or {}
+            supported = as_array(plain.get("supportedVersions")) or []
+            common = [v for v in offered if v in supported]
+            if not common:
+                if strict:
+                    raise NegotiationError(
+                        f"server speaks {supported}; this client offers {offered}"
+                    )
+                break
+            self.conn.discovered(self.versions[common[-1]], plain)
+            return common[-1]
+        self.conn.version = None
+        return None
+
+    async def _initialize(self, timeout: float) -> str:
+        assert self.session is not None and self.transport is not None
+        offered = tuple(self.versions.of_era("legacy"))
+        if not offered:
+            raise NegotiationError(
+                "the server does not speak the modern era and this client offers no handshake version"
+            )
+        try:
+            await self.transport.send(self.conn.initialize(offered))
+        except (ConnectionError, OSError) as exc:
+            raise ConnectionClosed(f"the server went away before the handshake ({exc})") from None
+        try:
+            version = await asyncio.wait_for(asyncio.shield(self.session.negotiated), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(
+                f"the server did not answer initialize within {timeout:g} s (connect's timeout)"
+            ) from None
+        except asyncio.CancelledError:
+            if self.session.negotiated.cancelled():
+                raise ConnectionClosed(
+                    "the server closed the connection during the handshake"
+                ) from None
+            raise
+        if hasattr(self.transport, "protocol_version"):
+            self.transport.protocol_version = version  # type: ignore[attr-defined]
+        listen = getattr(self.transport, "listen", None)
+        if callable(listen):
+            listen()
+        return version
+
+    # -- requests -----------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any = UNSET,
+        result: Any = None,
+        progress: ProgressCallback | None = None,
+        *,
+        task_result: Any = None,
+        opt_in: Sequence[Extension] = (),
+    ) -> Any:
+        """Send a request and return its result (a ``result``); a modern server's
+        ``input_required`` answers are fulfilled with the client handlers and the request
+        retried. A task the server made of it is a ``task_result`` (``runtime.client.tasks``
+        chooses by default). ``opt_in``: extensions declared for this request alone."""
+        if self.session is None:
+            raise RuntimeError("not connected")
+        chosen = task_result or tc.task_result_of(self, method, params)
+        options: dict[str, Any] = {"result": result, "task_result": chosen}
+        if opt_in:
+            options["capabilities"] = declare(self.conn.capabilities, opt_in)
+        refreshed = False
+        for _ in range(self.max_input_rounds + 1):
+            try:
+                answer = await self.session.request(method, params, progress=progress, **options)
+            except McpError as exc:
+                # The spec's advice for -32020 on a call: the tool's x-mcp-header
+                # annotations may be new to us; list the tools again and retry once.
+                if refreshed or not self._stale_headers(method, exc):
+                    raise
+                refreshed = True
+                await self._relist_tools()
+                answer = await self.session.request(method, params, progress=progress, **options)
+            if not isinstance(answer, c.InputRequiredAnswer):
+                if method == LIST_TOOLS:
+                    self.tools.remember(answer, drop_invalid=self._header_safe())
+                return answer if task_result else await tc.follow(self, answer)
+            params = await self._retry_params(params, answer)
+        raise McpError(
+            INVALID_REQUEST, f"{method} still needs input after {self.max_input_rounds} rounds"
+        )
+
+    def _stale_headers(self, method: str, exc: McpError) -> bool:
+        return exc.code == HEADER_MISMATCH and method == CALL_TOOL and self._header_safe()
+
+    async def _relist_tools(self) -> None:
+        """Every page of the server's tools (:meth:`request` remembers their annotations)."""
+
+        async def fetch(cursor: str | None) -> Any:
+            return await self.request(LIST_TOOLS, {"cursor": cursor} if cursor else UNSET)
+
+        async for _ in tool_pages(fetch):
+            pass
+
+    def _header_safe(self) -> bool:
+        """Over HTTP, tools whose ``x-mcp-header`` annotations are invalid are dropped."""
+        return getattr(self.transport, "param_headers", None) is not None
+
+    async def call_tool_as_task(
+        self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
+    ) -> tc.TaskHandle:
+        """Call tool ``name`` as a task: its handle (``runtime.client.tasks``)."""
+        return await tc.call_tool_as_task(self, name, arguments, ttl_ms)
+
+    async def list_tasks(self) -> list[tc.TaskInfo]:
+        """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
+        return await tc.list_tasks(self)
+
+    async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
+        responses = {key: await self.fulfil(key, ask) for key, ask in answer.requests.items()}
+        given: Any = (
+            msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
+        )
+        plain = as_object(given)
+        if plain is None:
+            raise McpError(INVALID_REQUEST, "input-required retry of params that are no object")
+        plain["inputResponses"] = responses
+        if answer.state is not None:
+            plain["requestState"] = answer.state
+        else:
+            plain.pop("requestState", None)
+        return plain
+
+    async def fulfil(self, key: str, ask: Any) -> Any:
+        """The answer of this client's handler to a modern server's input request ``ask``
+        (plain JSON ``{method, params}``), as plain JSON."""
+        method = member(ask, "method")
+        spec = self.local.types_of("server", method) if isinstance(method, str) else None
+        handler = (
+            getattr(self.handlers, spec.handler, None)
+            if spec is not None and self.handlers
+            else None
+        )
+        if spec is None or handler is None or not implemented(self.handlers, spec.handler):
+            raise McpError(
+                INVALID_REQUEST,
+                f"the server asked for {method!r}, which this client does not answer",
+            )
+        params = (
+            self.local.binding.types.convert(member(ask, "params") or {}, spec.params)
+            if spec.params
+            else None
+        )
+        context = _InputContext(key, self.protocol_version)
+        try:
+            if self.middleware.items:
+                event = c.IncomingRequest(key, spec, params, {})
+                answer = await self.middleware.run(Call(event, context, context))
+            else:
+                answer = await handler(params, context)
+        except McpError:
+            raise
+        except Exception:  # as when a legacy server's request fails: logged, not passed on
+            log.exception("answering the server's %s failed", method)
+            raise McpError(INTERNAL_ERROR, "Internal error") from None
+        return msgspec.to_builtins(answer)
+
+    async def notify(self, method: str, params: Any = UNSET) -> None:
+        if self.session is None:
+            raise RuntimeError("not connected")
+        await self.session.notify(method, params)
+
+    def set_log_level(self, level: str | None) -> None:
+        """Modern era: ask for log messages at ``level`` and above on every request."""
+        self.conn.log_level = level
+
+    # -- what the server asks of us (legacy) -----------------------------------------------------
+
+    def handle(self, method: str) -> Callable[[F], F]:
+        """Decorate ``async def handler(params, ctx)`` as this client's handler of an
+        extension's ``method`` that the server sends."""
+        row = extension_row(self.versions.extensions, "server", method)
+
+        def register(handler: F) -> F:
+            self.extension_handlers[row.handler] = handler
+            return handler
+
+        return register
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware`` around every handler, inside those added before."""
+        self.middleware.add(middleware)
+        return middleware
+
+    async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        as_task = self.receiver.call(event, scope, self._run) if self.receiver else None
+        if as_task is not None:
+            return await as_task
+        return tied(await self._run(event, scope), event)
+
+    async def _run(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        handler = self._handler_of(event)
+        if self.middleware:
+            return await self.middleware.run(Call(event, scope, scope))
+        return await handler(event.params, scope)
+
+    def _handler_of(self, event: c.IncomingRequest) -> Any:
+        registered = self.extension_handlers.get(event.spec.handler)
+        if registered is not None:
+            return registered
+        handler = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
+        if handler is None or not implemented(self.handlers, event.spec.handler):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+        return handler
+
+    def _after_middleware(self, call: Call) -> Awaitable[Any]:
+        return self._handler_of(call.event)(call.params, call.context)
+
+    async def _on_notification(self, event: c.IncomingNotification) -> None:
+        if event.spec.name == "notifications/tasks/status":
+            self.task_watch.seen(event.params)
+        registered = self.extension_handlers.get(event.spec.handler)
+        if registered is not None:
+            await registered(event.params)
+            return
+        hook = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
+        if hook is not None and implemented(self.handlers, event.spec.handler):
+            await hook(event.params)
+
+    async def close(self) -> None:
+        if self.receiver is not None:
+            await self.receiver.tasks.close()
+        if self.session is not None:
+            await self.session.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5.0)

@@ -1,0 +1,235 @@
+"""How the HTTP app writes what a session makes of one POST: a JSON body when the first
+frame is the whole answer, otherwise an SSE stream that ends once every request of the
+POST is answered; a single stateless request served inline, in the ASGI task itself; the
+client going away before its answer is that request's cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from .served import HttpServed
+from ..core import jsonrpc
+from .asgi import (
+    OnSuspend,
+    Receive,
+    Send,
+    end_body,
+    respond,
+    sse_event,
+    start_sse,
+    wait_disconnect,
+)
+from ..core.connection import Connection
+from ..core.events import Event, IncomingRequest
+from .streams import ClientWatch, Responder, Router, Stream, relay
+from .tool_params import ToolHeaderGate
+from ..core.jsonrpc import RequestId
+from .session_table import LegacySession
+from ..core.limits import Limits
+from ..core.modern import SUBSCRIPTION_ID, HttpHeaders
+from ..aio.session import RequestScope
+from ..aio.session import Session
+
+
+class Answers:
+    """Writes answers for the app of ``server``; ``stateless`` is the connection shared by
+    modern requests; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
+    announce. ``listeners`` are the sessions with a modern listen stream open now."""
+
+    def __init__(
+        self, server: HttpServed, stateless: Connection, sse_retry_ms: int, limits: Limits
+    ) -> None:
+        self.server = server
+        self.limits = limits
+        #: The server's dispatch behind the transport's own check (``Mcp-Param-*``).
+        self.dispatch = ToolHeaderGate(server).dispatch
+        self.stateless = stateless
+        self.sse_retry_ms = sse_retry_ms
+        self.listeners: set[Session] = set()
+
+    def session(self, router: Router, conn: Connection | None = None) -> Session:
+        """A session of the server on ``conn`` (default: the stateless one)."""
+        server = self.server
+        return Session(conn or self.stateless, router, self.dispatch, server.on_notification)
+
+    async def exchange(
+        self,
+        session: Session,
+        router: Router,
+        parsed: jsonrpc.Parsed,
+        requests: list[RequestId],
+        http: HttpHeaders | None,
+        receive: Receive,
+        send: Send,
+        legacy: LegacySession | None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        """Feed one POST body to ``session`` and write what it answers."""
+        expected = set(requests)
+        if not expected:  # notifications and responses: 202, unless refused
+            stream = Stream("n")
+        elif legacy is not None:
+            stream = legacy.new_stream(expected)
+        else:
+            stream = Stream("r", expected, capacity=self.limits.stream_queue)
+        if expected:
+            for request_id in expected:
+                router.by_request[request_id] = stream
+        router.feeding = stream
+        try:
+            await session.feed_parsed(parsed, http)
+        finally:
+            router.feeding = None
+        if not expected:
+            await self._accepted_or_refused(stream, send, extra_headers)
+            return
+        listening = [i for i in expected if i in session.listening]
+        if listening:
+            stream.shared = True  # announcements to every listener never wait for one
+            self.listeners.add(session)
+        try:
+            done = await self._write(stream, send, receive, legacy, extra_headers, listening)
+        finally:
+            self.listeners.discard(session)
+        # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the
+        # client left keeps collecting its answers); a JSON answer leaves nothing to resume.
+        if legacy is None:
+            if not done:  # the client left: for a modern request, that is its cancellation
+                _cancel(session, expected)
+            for request_id in expected:
+                router.by_request.pop(request_id, None)
+
+    async def _accepted_or_refused(
+        self, stream: Stream, send: Send, extra: dict[str, str] | None
+    ) -> None:
+        if not stream.frames:
+            await respond(send, 202, b"", extra=extra)
+            return
+        _, data, _, status = stream.frames.popleft()
+        await respond(send, status or 400, data, extra=extra)
+
+    async def _write(
+        self,
+        stream: Stream,
+        send: Send,
+        receive: Receive,
+        legacy: LegacySession | None,
+        extra: dict[str, str] | None,
+        listening: list[RequestId],
+    ) -> bool:
+        """JSON when the first frame is the whole answer; otherwise an SSE stream that ends
+        once every request of the POST is answered (or, for a listen, when the client goes).
+        Returns whether every frame was written. A stream whose reader was cut off while
+        its client is still there (too far behind, or taken over by a resumption) ends
+        cleanly: a listen with its completion result, as the spec has a server end one.
+
+        A legacy stream is settled (kept for resumption or forgotten) before the last bytes
+        leave, so a client that looks at the session right after its answer sees it settled.
+        """
+        client = ClientWatch(receive)
+        streamed = settled = False
+        keep_open = bool(listening)
+        try:
+            first = await stream.next(client)
+            if first is None:
+                return False
+            number, data, _, status = first
+            if stream.complete and not keep_open:
+                if legacy is not None:
+                    settled = True
+                    legacy.finish(stream, streamed)
+                await respond(send, status or 200, data, extra=extra)
+                return True
+            streamed = True
+            await start_sse(send, extra)
+            if legacy is not None and polls(legacy):
+                primer = stream.event_id(number - 1)
+                await sse_event(send, b"", primer, retry=self.sse_retry_ms)
+            await sse_event(send, data, stream.event_id(number))
+            if not await relay(stream, send, client, keep_open):
+                if not client.gone:
+                    for listen in listening:
+                        await sse_event(send, _listen_ended(listen), None)
+                    await end_body(send)
+                return False
+            if legacy is not None:
+                settled = True
+                legacy.finish(stream, streamed)
+            await end_body(send)
+            return True
+        finally:
+            client.stop()
+            if legacy is not None and not settled:
+                legacy.finish(stream, streamed)
+
+    async def serve_inline(
+        self, events: list[Event], request_id: RequestId, receive: Receive, send: Send
+    ) -> None:
+        """One stateless request (what the connection made of it: ``events``), its handler
+        run in this task: no task of its own, no turn of the loop between the answer and
+        its writing. The client's disconnect (the request's cancellation) is watched only
+        once the handler has to wait."""
+        responder = Responder(send, request_id)
+        server = self.server  # built here, not by session(): this is every request's path
+        session = Session(self.stateless, responder, self.dispatch, server.on_notification)
+        event = events[0] if len(events) == 1 else None
+        if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
+            for each in events:
+                await session.act(each)
+            await responder.close()
+            return
+        scope = RequestScope(session, event)
+        watchers: list[asyncio.Future[None]] = []
+
+        def watch() -> None:
+            if not responder.done:
+                task = asyncio.current_task()
+                assert task is not None
+                watchers.append(
+                    asyncio.ensure_future(_cancel_on_leave(receive, responder, scope, task))
+                )
+
+        try:
+            answer = await OnSuspend(session.answer(event, scope), watch)
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+        if responder.gone:  # the cancellation was ours, and is handled
+            uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
+            if uncancel is not None:
+                uncancel()
+        elif answer is None:
+            await responder.close()
+        else:
+            await responder.answer(answer[0], answer[1])
+
+
+async def _cancel_on_leave(
+    receive: Receive, responder: Responder, scope: RequestScope, task: asyncio.Task[Any]
+) -> None:
+    """The client went away before its answer: that cancels the request."""
+    await wait_disconnect(receive)
+    if not responder.done:
+        responder.gone = True
+        scope.cancelled = True
+        task.cancel()
+
+
+def _cancel(session: Session, requests: Iterable[RequestId]) -> None:
+    """The client went away from a modern request: that is its cancellation."""
+    for request_id in requests:
+        session.cancel(request_id)
+
+
+def _listen_ended(listen: RequestId) -> bytes:
+    """The result that ends a listen stream from the server's side."""
+    meta = {SUBSCRIPTION_ID: listen}
+    return jsonrpc.encode_result(listen, {"resultType": "complete", "_meta": meta})
+
+
+def polls(legacy: LegacySession) -> bool:
+    """SSE streams open with a priming event (id, ``retry``) from 2025-11-25 on."""
+    version = legacy.session.conn.version
+    return version is not None and version.version >= "2025-11-25"

@@ -1,0 +1,274 @@
+"""Streamable HTTP server transport: a plain ASGI app for the MCP endpoint.
+
+One endpoint serves both eras. A POST that carries ``Mcp-Session-Id`` belongs to a legacy
+session (created by ``initialize``); any other POST is a stateless modern request, handled
+by a short-lived session of its own. Each request's answer goes back as JSON, or as an SSE
+stream as soon as the handler sends anything before its result (progress, logs, a request
+to the client). Legacy SSE streams keep their events so a client can resume them with
+``GET`` and ``Last-Event-ID``.
+
+This module routes: path, ``Host``/``Origin``, method, then which kind of POST. How answers
+are written is ``answers.py``; the legacy sessions' POST, GET and DELETE are
+``legacy.py``.
+
+Safe by default: ``Host`` and ``Origin`` must name this machine (DNS-rebinding defence,
+``runtime.http.hosts``), and every bound in ``runtime.core.limits`` holds (body size and time,
+nesting, sessions, streams); every rejection is a 4xx (503 when every session is busy)
+with a JSON-RPC error body.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .served import HttpServed
+from ..core import jsonrpc
+from .auth.resource_server import operation
+from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
+from ..core.connection import Connection
+from .stateless import DirectLane
+from ..core.errors import INVALID_REQUEST
+from .hosts import HostPolicy
+from .answers import Answers
+from .legacy import LegacyEndpoint
+from .streams import Router
+from .session_table import SessionTable
+from ..core.limits import DEFAULT, Limits
+from .post_headers import accepts_answers, is_json, mcp_headers
+
+if TYPE_CHECKING:  # for typing only
+    from .auth.principal import Principal
+    from .auth.resource_server import ResourceServer
+
+
+log = logging.getLogger("mcpgen.runtime.http.endpoint")
+
+#: A request carries modern per-request metadata (then it needs no session).
+_PROTOCOL_META = b"io.modelcontextprotocol/protocolVersion"
+
+
+class McpHttpApp:
+    """ASGI app serving ``server`` at ``path`` (default ``/mcp``).
+
+    ``allowed_hosts``/``allowed_origins`` extend the local names accepted in ``Host`` and
+    ``Origin`` (see :class:`~runtime.http.hosts.HostPolicy`); ``limits`` bound what clients can
+    make the app hold (default: the server's); ``max_body`` overrides its
+    ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
+    announce. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
+    server's ``auth``) makes the endpoint a protected resource: every request needs a
+    valid bearer token, and the protected resource metadata is served.
+    """
+
+    def __init__(
+        self,
+        server: HttpServed,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        limits: Limits | None = None,
+        max_body: int | None = None,
+        sse_retry_ms: int = 1000,
+        auth: ResourceServer | None = None,
+    ) -> None:
+        self.server = server
+        self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
+        self.path = path.rstrip("/") or "/"
+        chosen: Limits = limits or getattr(server, "limits", DEFAULT)
+        if max_body is not None:
+            chosen = chosen.but(max_message_bytes=max_body)
+        self.limits = limits = chosen
+        #: A ``Content-Length`` with fewer digits than the body limit is under it.
+        self._length_digits = len(str(limits.max_message_bytes))
+        self.hosts = HostPolicy(allowed_hosts, allowed_origins)
+        self.sse_retry_ms = sse_retry_ms
+        self.sessions = SessionTable(limits)
+        #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
+        self.stateless: Connection = server.connection()
+        self.direct = DirectLane(self.stateless)
+        self.legacy = server.versions.of_era("legacy")
+        self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
+        self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)
+        server.subscribe(self.publish)
+        self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
+
+    # -- ASGI entry -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers: Headers = dict(scope["headers"])
+        path = scope["path"]
+        auth = self.auth
+        if path != self.path and (path.rstrip("/") or "/") != self.path:
+            if auth is not None and auth.is_metadata_path(path):
+                await self._metadata(auth, headers, scope["method"], send)
+                return
+            await refuse(send, 404, f"Not found: {path}")
+            return
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
+        if rejection is not None:
+            await refuse(send, 403, rejection)
+            return
+        principal = None
+        if auth is not None:
+            principal = auth.known(headers) or await auth.authenticate(headers, send)
+            if principal is None:  # refused
+                return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, receive, send, principal)
+        elif method == "GET":
+            await self.legacy_sessions.get(headers, receive, send, principal)
+        elif method == "DELETE":
+            await self.legacy_sessions.delete(headers, send, principal)
+        else:
+            await respond(
+                send,
+                405,
+                jsonrpc.encode_error(None, INVALID_REQUEST, f"Method {method} not allowed"),
+                allow=True,
+            )
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _metadata(
+        self, auth: ResourceServer, headers: Headers, method: str, send: Send
+    ) -> None:
+        """The protected resource metadata, to a request passing the Host/Origin checks."""
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
+        if rejection is not None:
+            await refuse(send, 403, rejection)
+            return
+        await auth.serve_metadata(method, send)
+
+    def _host_or_origin_refused(self, raw_host: bytes, raw_origin: bytes | None) -> str | None:
+        """Why ``Host``/``Origin`` are refused (DNS-rebinding defence), or None."""
+        origin = None if raw_origin is None else raw_origin.decode("latin-1")
+        return self.hosts.refusal(raw_host.decode("latin-1"), origin)
+
+    # -- POST -------------------------------------------------------------------------------
+
+    async def _post(
+        self, headers: Headers, receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
+        """Route a POST: a legacy session's, a new session's ``initialize``, or a modern
+        stateless request (single ones read headers-first and served inline). On a
+        protected endpoint, the scopes its requests need are checked first."""
+        if not is_json(headers.get(b"content-type", b"")):
+            await refuse(send, 415, "Unsupported Media Type: use application/json")
+            return
+        if not accepts_answers(headers.get(b"accept", b"")):
+            message = "Not Acceptable: Accept must list application/json and text/event-stream"
+            await refuse(send, 406, message)
+            return
+        limits = self.limits
+        claimed = headers.get(b"content-length")
+        if claimed is not None and len(claimed) >= self._length_digits and _over(claimed, limits):
+            await refuse(send, 413, f"Payload Too Large: limit {limits.max_message_bytes} bytes")
+            return
+        try:
+            body = await read_body(receive, limits.max_message_bytes, limits.body_timeout)
+        except BodyRefused as refused:
+            await refuse(send, refused.status, refused.message)
+            return
+        session_id = text(headers, b"mcp-session-id")
+        version = text(headers, b"mcp-protocol-version")
+        if session_id is None and version is not None and version not in self.legacy:
+            http = mcp_headers(headers, version, principal)
+            event = self.direct.read(body, http)
+            if event is not None:
+                auth = self.auth
+                if principal is not None and auth is not None and auth.policy.varies:
+                    needed = auth.lacks(principal, event.spec.name, event.params)
+                    if needed:
+                        await auth.refuse_scopes(send, needed, event.id)
+                        return
+                await self.answers.serve_inline([event], event.id, receive, send)
+                return
+        parsed = jsonrpc.parse(body, limits.max_depth, limits.max_batch)
+        messages = parsed[0]
+        if not parsed[1] and type(messages[0]) is jsonrpc.Invalid:
+            # no message at all: refused with its own error before anything else is looked
+            # at (a notification's too, as the transport requires: 400, the id null)
+            refused = messages[0]
+            await respond(
+                send, 400, jsonrpc.encode_error(refused.id, refused.code, refused.message)
+            )
+            return
+        auth = self.auth
+        if principal is not None and auth is not None and auth.policy.varies:
+            needed = auth.missing(principal, operation(messages))
+            if needed:
+                requests = jsonrpc.request_ids(messages)
+                await auth.refuse_scopes(send, needed, requests[0] if len(requests) == 1 else None)
+                return
+        if session_id is not None:
+            await self.legacy_sessions.post(session_id, headers, parsed, receive, send, principal)
+            return
+        if version is None or version in self.legacy:
+            requests = jsonrpc.request_ids(messages)
+            if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
+                http = mcp_headers(headers, version, principal)
+                await self.legacy_sessions.initialize(parsed, requests, http, receive, send)
+                return
+            needs_session = [
+                m for m in messages if not (isinstance(m, jsonrpc.Request) and m.method == "ping")
+            ]
+            if (
+                needs_session
+                and not any(isinstance(m, jsonrpc.Invalid) for m in messages)
+                and (version is not None or _PROTOCOL_META not in body)
+            ):
+                message = "Bad Request: Mcp-Session-Id required (start a session with initialize)"
+                await refuse(send, 400, message, requests[0] if requests else None)
+                return
+        http = mcp_headers(headers, version, principal)
+        if (
+            len(messages) == 1
+            and isinstance(messages[0], jsonrpc.Request)
+            and messages[0].method != "subscriptions/listen"
+        ):
+            events = self.stateless.receive_parsed(parsed, http)
+            await self.answers.serve_inline(events, messages[0].id, receive, send)
+            return
+        router = Router()
+        await self.answers.exchange(
+            self.answers.session(router),
+            router,
+            parsed,
+            jsonrpc.request_ids(messages),
+            http,
+            receive,
+            send,
+            None,
+        )
+
+    async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """Announce a change to legacy sessions and to open modern listen streams."""
+        for legacy in list(self.sessions.values()):
+            await legacy.session.publish(method, params, wanted)
+        for session in list(self.answers.listeners):
+            await session.publish(method, params, wanted)
+
+
+def _over(claimed: bytes, limits: Limits) -> bool:
+    """Whether a ``Content-Length`` says the body is over ``max_message_bytes``: refused
+    before a byte of it is read (the server's parser has checked that it is a number)."""
+    return claimed.isdigit() and int(claimed) > limits.max_message_bytes
+
+
+__all__ = ["McpHttpApp"]

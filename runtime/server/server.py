@@ -1,0 +1,386 @@
+"""Serve an implementation of the generated ``ServerHandlers`` over any transport."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
+
+import msgspec
+
+from ..core import connection as c
+from ..core.errors import METHOD_NOT_FOUND, McpError
+from ..core.limits import DEFAULT, Limits
+from ..core.binding import Binding
+from ..core.negotiation import Versions
+from ..aio.session import RequestScope
+from ..aio.session import RESOURCE_UPDATES, Session, Transport
+from ..core.subscriptions import subscribe_refusal
+from ..core.binding import Publish
+from ..core.extensions import Extension, declare, extension_row
+from ..aio.middleware import Call, Chain, Middleware
+from ..core.outgoing import CachePolicy
+from ..core.tool_headers import LIST_TOOLS, ServerToolHeaders, tool_pages
+from ..tasks.legacy import LegacyTasks
+from ..tasks.legacy import CAPABILITY as LEGACY_TASKS
+from ..tasks.engine import Tasks
+from ..tasks.extension import EXTENSION as TASKS_EXTENSION
+from ..tasks.extension import ModernTasks
+
+CALL_TOOL = "tools/call"
+
+
+def support_lookup(given: Callable[[str], str] | Mapping[str, str] | None) -> Callable[[str], str]:
+    """A tool's task support by name, from a mapping or function ("forbidden" if unnamed)."""
+    if callable(given):
+        return given
+    table: Mapping[str, str] = given or {}
+    return lambda name: table.get(name, "forbidden")
+
+
+def legacy_task_capability() -> dict[str, Any]:
+    return msgspec.json.decode(msgspec.json.encode(LEGACY_TASKS))  # a copy of its own
+
+
+log = logging.getLogger("mcpgen.runtime")
+F = TypeVar("F", bound=Callable[..., Any])
+
+SUBSCRIBE = "resources/subscribe"
+#: Requests that (un)subscribe a legacy session to one resource's updates, once answered.
+SUBSCRIBING: dict[str, Callable[[set[str], str], None]] = {
+    SUBSCRIBE: set[str].add,
+    "resources/unsubscribe": set[str].discard,
+}
+#: What changed → the notification announcing it and the listen filter that asks for it.
+CHANGES = {
+    "tools": ("notifications/tools/list_changed", "toolsListChanged"),
+    "prompts": ("notifications/prompts/list_changed", "promptsListChanged"),
+    "resources": ("notifications/resources/list_changed", "resourcesListChanged"),
+    "resource": ("notifications/resources/updated", RESOURCE_UPDATES),
+}
+
+
+def _generated_base(handlers: object) -> type:
+    """The generated ``ServerHandlers``/``ClientHandlers`` class ``handlers`` derives from."""
+    for cls in type(handlers).__mro__:
+        if "__binding__" in vars(cls):
+            return cls
+    raise TypeError(f"{type(handlers).__name__} does not derive from generated handlers")
+
+
+def implemented(handlers: object, name: str) -> bool:
+    """Whether ``handlers`` has ``name`` of its own: an override of the generated stub, or
+    a method the stubs of its version lack (e.g. a legacy-only request)."""
+    base = _generated_base(handlers)
+    own = getattr(type(handlers), name, None)
+    return own is not None and own is not getattr(base, name, None)
+
+
+def _set(capabilities: dict[str, Any], path: tuple[str, ...], leaf: Any) -> None:
+    node = capabilities
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    if path[-1] not in node:
+        node[path[-1]] = leaf
+
+
+def derive_capabilities(
+    handlers: object, versions: Versions, sender: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Capabilities implied by the handlers a side implements: a gated request (sent by
+    ``sender``) in any of the versions served whose handler is implemented turns its
+    capability on."""
+    caps: dict[str, Any] = {}
+    for row in versions.all_rows():
+        capability = row.capability
+        if row.kind != "request" or row.sender != sender or not capability:
+            continue
+        if not implemented(handlers, row.handler):
+            continue
+        leaf: Any = {} if len(capability) == 1 else True
+        if len(capability) > 1 and capability[0] == "tasks":
+            leaf = {}  # task capabilities are objects, not flags
+        _set(caps, capability, leaf)
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping) and isinstance(caps.get(key), dict):
+            caps[key].update(value)
+        else:
+            caps[key] = value
+    return caps
+
+
+#: Announces a change (``method``, ``params``) to the sessions that asked for ``wanted``.
+
+
+class Server:
+    """An MCP server: your ``ServerHandlers`` subclass plus identity and options.
+
+    ``versions`` are the protocol versions it accepts (default: every generated dated
+    version); ``list_changed`` names the lists it announces changes of (``"tools"``,
+    ``"prompts"``, ``"resources"``); ``logging`` advertises log messages. ``state_key``
+    signs the ``requestState`` of multi-round requests: workers serving the same clients
+    must share it (default: ``$MCPGEN_STATE_KEY`` as hex, else a random key per process).
+    ``limits`` bound what clients can make it hold (``runtime.core.limits.Limits``); ``cache``
+    gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
+    tools as tasks (``runtime.tasks.engine``; e.g. ``Tasks(RedisTaskStore(...))``): those
+    ``task_support`` names (tool name -> "optional" or "required"); ``task_immediate_ms``
+    gives a tool's own ``Tasks.immediate_ms`` (None: the engine's). ``auth`` (a
+    ``runtime.http.auth.resource_server.ResourceServer``) protects its HTTP endpoint; stdio and
+    in-memory transports are not affected (the spec leaves stdio to credentials from the
+    environment).
+    """
+
+    def __init__(
+        self,
+        handlers: Any,
+        *,
+        name: str,
+        version: str = "0.1.0",
+        title: str | None = None,
+        instructions: str | None = None,
+        versions: Iterable[str] | None = None,
+        logging: bool = True,
+        list_changed: Iterable[str] = (),
+        capabilities: Mapping[str, Any] | None = None,
+        state_key: bytes | None = None,
+        limits: Limits | None = None,
+        cache: CachePolicy | None = None,
+        middleware: Iterable[Middleware] = (),
+        extensions: Iterable[Extension] = (),
+        tasks: Tasks | None = None,
+        task_support: Callable[[str], str] | Mapping[str, str] | None = None,
+        task_immediate_ms: Callable[[str], int | None] | None = None,
+        auth: Any = None,
+    ) -> None:
+        self.handlers = handlers
+        #: Protects the HTTP endpoint (``runtime.http.auth.resource_server.ResourceServer``), if set.
+        self.auth = auth
+        #: Bounds on what a peer can make this server hold (see ``runtime.core.limits``).
+        self.limits = limits or DEFAULT
+        #: Caching hints of results whose handler set none (2026-07-28 ``ttlMs``,
+        #: ``cacheScope``; see ``runtime.core.outgoing.CachePolicy``).
+        self.cache = cache or CachePolicy()
+        env_key = os.environ.get("MCPGEN_STATE_KEY")
+        self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
+        handlers_type: type[Any] = handlers.__class__
+        binding: Binding = handlers_type.__binding__
+        if tasks is not None:  # 2026-07-28 on, tasks are an extension
+            extensions = (*extensions, TASKS_EXTENSION)
+        self.versions = Versions.around(binding, versions, tuple(extensions))
+        self.local = self.versions.local
+        self.context_class = getattr(handlers_type, "__context__", None)
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        caps = derive_capabilities(handlers, self.versions, "client", capabilities)
+        if logging:
+            caps.setdefault("logging", {})
+        for kind in list_changed:
+            if kind in caps:
+                caps[kind]["listChanged"] = True
+        self.tasks = tasks
+        self.legacy_tasks: LegacyTasks | None = None
+        self.modern_tasks: ModernTasks | None = None
+        if tasks is not None:
+            support = support_lookup(task_support)
+            self.legacy_tasks = LegacyTasks(tasks, support)
+            self.modern_tasks = ModernTasks(tasks, support, task_immediate_ms, self.announce)
+            caps.setdefault("tasks", legacy_task_capability())
+        self.capabilities = declare(caps, self.versions.extensions)
+        #: Handler name → bound method, for every method the handlers implement.
+        self.implemented = {
+            row.handler: getattr(handlers, row.handler)
+            for row in self.versions.all_rows()
+            if row.sender == "client" and implemented(handlers, row.handler)
+        }
+        for extension in self.versions.extensions:  # methods named by their handlers
+            for method in extension.methods:
+                if method.direction == "client" and implemented(handlers, method.handler):
+                    self.implemented[method.handler] = getattr(handlers, method.handler)
+        if self.legacy_tasks is not None and self.modern_tasks is not None:
+            served = {**self.legacy_tasks.handlers(), **self.modern_tasks.handlers()}
+            for handler_name, task_handler in served.items():
+                self.implemented.setdefault(handler_name, task_handler)
+        self.sessions: set[Session] = set()
+        #: Told of every change announced (HTTP apps: their sessions and listen streams).
+        self._subscribers: list[Publish] = []
+        #: The ``x-mcp-header`` annotations of this server's tools, for checking calls.
+        self.tool_headers = ServerToolHeaders()
+        #: Around every handler, in the order added (``runtime.aio.middleware``).
+        self.middleware = Chain(self._after_middleware, middleware)
+
+    def handle(self, method: str) -> Callable[[F], F]:
+        """Decorate ``async def handler(params, ctx)`` as the handler of an extension's
+        ``method`` (see ``runtime.core.extensions``)."""
+        row = extension_row(self.versions.extensions, "client", method)
+
+        def register(handler: F) -> F:
+            self.implemented[row.handler] = handler
+            return handler
+
+        return register
+
+    def use(self, middleware: Middleware) -> Middleware:
+        """Add ``middleware`` around every handler, inside those added before (usable
+        as a decorator)."""
+        self.middleware.add(middleware)
+        return middleware
+
+    def connection(self) -> c.Connection:
+        return c.Connection(
+            role="server",
+            versions=self.versions,
+            local=self.local,
+            info=self.info,
+            capabilities=self.capabilities,
+            instructions=self.instructions,
+            state_key=self.state_key,
+            limits=self.limits,
+            cache=self.cache,
+        )
+
+    def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
+        """The request's answer, to await. Most requests need nothing done around their
+        handler: theirs is the handler's own awaitable, with no coroutine of this
+        method's in between."""
+        handler = self.implemented.get(event.spec.handler)
+        if handler is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+        name = event.spec.name
+        if self.legacy_tasks is not None and name == CALL_TOOL:
+            era = self.legacy_tasks if event.peer is None else self.modern_tasks
+            as_task = era.call(event, scope, self.run_handler) if era is not None else None
+            if as_task is not None:
+                return as_task
+        # run_handler's body, inline: the path of every request
+        ctx = self.context_class(scope) if self.context_class is not None else scope
+        if self.middleware.items:
+            return self.middleware.run(Call(event, scope, ctx))
+        if name == LIST_TOOLS or name in SUBSCRIBING:
+            return self._handle_then_note(event, scope, ctx, handler)
+        return handler(event.params, ctx)
+
+    def run_handler(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
+        """The handler's answer to ``event`` in ``scope`` (middleware and all)."""
+        ctx = self.context_class(scope) if self.context_class is not None else scope
+        if self.middleware.items:
+            return self.middleware.run(Call(event, scope, ctx))
+        return self._handle(event, scope, ctx, self.implemented[event.spec.handler])
+
+    def _after_middleware(self, call: Call) -> Awaitable[Any]:
+        event = call.event
+        handler = self.implemented[event.spec.handler]
+        scope = cast(RequestScope, call.scope)  # what dispatch put in the call
+        return self._handle(event, scope, call.context, handler)
+
+    def _handle(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Awaitable[Any]:
+        name = event.spec.name
+        if name == LIST_TOOLS or name in SUBSCRIBING:
+            return self._handle_then_note(event, scope, ctx, handler)
+        return handler(event.params, ctx)
+
+    async def _handle_then_note(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Any:
+        """A request whose answer the server notes: a tool listing (its tools' header
+        annotations), a (un)subscription the handler accepted."""
+        name = event.spec.name
+        if name != LIST_TOOLS:
+            return await self._subscription(event, scope, ctx, handler)
+        result = await handler(event.params, ctx)
+        self.tool_headers.learn(result)
+        return result
+
+    async def _subscription(
+        self, event: c.IncomingRequest, scope: RequestScope, ctx: Any, handler: Callable[..., Any]
+    ) -> Any:
+        """(Un)subscribe the session to a URI once the handler accepts (the handler decides
+        which URIs name a resource). A subscription beyond the session's limits
+        (``runtime.core.subscriptions``) is refused before the handler runs, and again should the
+        session have filled up while it ran."""
+        name, uri = event.spec.name, getattr(event.params, "uri", None)
+        held, limits = scope.session.subscriptions, scope.session.conn.limits
+        if name == SUBSCRIBE and (refusal := subscribe_refusal(held, uri, limits)) is not None:
+            raise refusal
+        result = await handler(event.params, ctx)
+        if isinstance(uri, str):
+            if name == SUBSCRIBE and (refusal := subscribe_refusal(held, uri, limits)):
+                raise refusal
+            SUBSCRIBING[name](held, uri)
+        return result
+
+    async def learn_tool_headers(self, event: c.IncomingRequest, scope: RequestScope) -> None:
+        """List this server's own tools (every page) to learn their header annotations,
+        with the ``_meta`` of the request that needs them."""
+        ctx = self.context_class(scope) if self.context_class is not None else scope
+        spec = self.local.types_of("client", LIST_TOOLS)
+        handler = self.implemented.get(spec.handler) if spec is not None else None
+        if spec is None or spec.params is None or handler is None:
+            return
+        params_type = spec.params
+        meta = msgspec.to_builtins(event.meta) if event.meta else None
+
+        async def fetch(cursor: str | None) -> Any:
+            raw: dict[str, Any] = {"_meta": meta} if meta else {}
+            if cursor:
+                raw["cursor"] = cursor
+            return await handler(self.local.binding.types.convert(raw, params_type), ctx)
+
+        try:
+            async for page in tool_pages(fetch):
+                self.tool_headers.learn(page)
+        except Exception:  # the call goes on unchecked rather than failing for this
+            log.exception("listing tools to learn their x-mcp-header annotations failed")
+
+    async def on_notification(self, event: c.IncomingNotification) -> None:
+        hook = self.implemented.get(event.spec.handler)
+        if hook is not None:
+            await hook(event.params)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection until the peer closes it."""
+        session = Session(self.connection(), transport, self.dispatch, self.on_notification)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+            await transport.close()
+
+    async def notify_changed(self, what: str, uri: str | None = None) -> None:
+        """Announce that a list (``"tools"``, ``"prompts"``, ``"resources"``) or, with
+        ``what="resource"``, one resource changed: to legacy sessions, and to every modern
+        listen stream whose filter asked for it."""
+        method, wanted = CHANGES[what]
+        if what == "tools":
+            self.tool_headers.forget()
+        await self.announce(method, {"uri": uri} if uri is not None else {}, wanted)
+
+    async def announce(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """Send ``method`` to legacy sessions (see ``Session.publish``) and to the modern
+        listen streams whose filter asked for ``wanted``."""
+        for session in list(self.sessions):
+            await session.publish(method, params, wanted)
+        for publish in list(self._subscribers):
+            await publish(method, params, wanted)
+
+    def subscribe(self, publish: Publish) -> Callable[[], None]:
+        """Have ``publish(method, params, wanted)`` announce each change too (a transport
+        holding sessions of its own); returns what ends the subscription."""
+        self._subscribers.append(publish)
+        return lambda: self._subscribers.remove(publish)
+
+    async def serve_stdio(self) -> None:
+        from ..aio.stdio import StdioServerTransport
+
+        await self.serve(await StdioServerTransport.open(limits=self.limits))
+
+    def run_stdio(self) -> None:
+        """Serve over this process's stdin/stdout until stdin closes."""
+        import asyncio
+
+        asyncio.run(self.serve_stdio())
