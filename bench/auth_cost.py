@@ -68,7 +68,7 @@ def protected(keys: Keys) -> App:
     """``ours-app``'s server behind a resource server (keys through an ASGI transport)."""
     import httpx
 
-    from mcpgen.runtime import JwtVerifier, ResourceServer
+    from mcpgen.runtime.http.auth import JwtVerifier, ResourceServer
     from mcpgen.runtime.http.endpoint import McpHttpApp
 
     from .profiles import server_script

@@ -23,13 +23,8 @@ from typing import Any
 
 from mcpgen.generated.v2026_07_28 import client as mcp
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import http_client
-from mcpgen.runtime.client.auth.oauth import (
-    ClientCredentials,
-    ClientMetadata,
-    HeadlessAuthorizer,
-    OAuth,
-)
+from mcpgen.runtime.client import http_client
+from mcpgen.runtime.client.auth import ClientCredentials, ClientMetadata, HeadlessAuthorizer, OAuth
 
 log = logging.getLogger("conformance-client")
 

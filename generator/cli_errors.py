@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .errors import EXIT_FILESYSTEM, EXIT_USAGE, McpgenError
+from .errors import EXIT_FILESYSTEM, EXIT_USAGE, GeneratorError
 
 
 def fail(line: str, code: int) -> NoReturn:
@@ -90,7 +90,7 @@ def _parse_in(ctx: click.Context, parse: Callable[[], list[str]]) -> list[str]:
 
 class OneLineErrorGroup(click.Group):
     """Turns every error into ``error: <what> (hint: <fix>)`` on one line with its exit
-    code: mcpgen's own (:class:`McpgenError`) and click's usage errors (exit 2), whichever
+    code: mcpgen's own (:class:`GeneratorError`) and click's usage errors (exit 2), whichever
     group or command raises them while parsing or running."""
 
     command_class = OneLineErrorCommand
@@ -118,7 +118,7 @@ class OneLineErrorGroup(click.Group):
 def _one_line_errors() -> Iterator[None]:
     try:
         yield
-    except McpgenError as exc:
+    except GeneratorError as exc:
         fail(exc.one_line(), exc.code)
     except _HELP_INSTEAD:
         raise

@@ -27,7 +27,7 @@ EXIT_EXISTS = 5
 EXIT_FILESYSTEM = 6
 
 
-class McpgenError(Exception):
+class GeneratorError(Exception):
     """An error with a one-line message, a hint that names the fix, and an exit code."""
 
     code = EXIT_GENERATE
@@ -46,19 +46,19 @@ class McpgenError(Exception):
         return text
 
 
-class UsageError(McpgenError):
+class UsageError(GeneratorError):
     code = EXIT_USAGE
 
 
-class SchemaError(McpgenError):
+class SchemaError(GeneratorError):
     code = EXIT_SCHEMA
 
 
-class GenerateError(McpgenError):
+class GenerateError(GeneratorError):
     code = EXIT_GENERATE
 
 
-class ExistsError(McpgenError):
+class ExistsError(GeneratorError):
     """Something is already there and ``--force`` was not given."""
 
     code = EXIT_EXISTS

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .emit import environment, format_python
-from .errors import EXIT_EXISTS, McpgenError, UsageError
+from .errors import EXIT_EXISTS, GeneratorError, UsageError
 from .fetch import read_schema
 from .fsops import replace_directory
 from .pins import module_name
@@ -151,7 +151,7 @@ def new_project(
         )
     target = (directory or Path.cwd() / name).resolve()
     if target.exists() and (not target.is_dir() or any(target.iterdir())) and not force:
-        raise McpgenError(
+        raise GeneratorError(
             f"{target} exists and is not empty",
             "choose another --dir, or pass --force to replace it",
             EXIT_EXISTS,

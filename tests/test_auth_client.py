@@ -510,8 +510,8 @@ def test_the_runtime_imports_no_authorization_until_asked() -> None:
 
     code = (
         "import sys, mcpgen.runtime\n"
-        "from mcpgen.runtime import http_client\n"
-        "assert not [m for m in sys.modules if 'auth_client' in m], 'auth imported'\n"
+        "from mcpgen.runtime.client import http_client\n"
+        "assert not [m for m in sys.modules if 'client.auth' in m], 'auth imported'\n"
         "import mcpgen.runtime.client.auth.oauth\n"
         "assert 'joserfc' not in sys.modules, 'joserfc imported before a JWT is signed'\n"
     )

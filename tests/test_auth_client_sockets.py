@@ -115,7 +115,7 @@ def served() -> Iterator[Served]:
 
 def test_a_person_signs_in_through_the_browser_before_the_connection(served: Served) -> None:
     from mcpgen.generated.v2026_07_28 import client as c
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
 
     def browser(url: str) -> bool:  # a person approving at once, in their browser
         import httpx
@@ -144,7 +144,7 @@ def test_a_person_signs_in_through_the_browser_before_the_connection(served: Ser
 
 def test_an_agent_with_client_credentials(served: Served) -> None:
     from mcpgen.generated.v2026_07_28 import client as c
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
 
     served.server.clients["agent"] = "secret"
     served.server.auth_methods = ["client_secret_basic"]

@@ -27,7 +27,7 @@ import pytest
 from asgi_driver import Reply, call, request
 from auth_server import AuthServer, b64url
 from conftest import REPORT
-from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
+from mcpgen.runtime.http.auth import IntrospectionVerifier, JwtVerifier, Principal
 from mcpgen.runtime.core.log_limit import MAX_CAUSES, OTHER, RateLimitedLog
 from test_auth_http import (
     BASE_SCOPE,

@@ -28,7 +28,7 @@ import pytest
 
 from asgi_driver import Reply, call, initialize, request
 from auth_server import AuthServer, b64url
-from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
+from mcpgen.runtime.http.auth import IntrospectionVerifier, JwtVerifier, Principal
 from mcpgen.runtime.http.auth.principal import InvalidToken
 from mcpgen.runtime.tasks.engine import session_owner
 
@@ -631,8 +631,8 @@ def test_the_runtime_imports_no_auth_library_until_a_verifier_is_made() -> None:
     """The core stays msgspec-only: serving (protected or not) imports neither joserfc
     nor httpx; a verifier does."""
     code = (
-        "import sys, mcpgen.runtime as r, mcpgen.runtime.http.endpoint\n"
-        "r.App; r.ResourceServer; r.ScopePolicy; r.principal_of; r.Principal\n"
+        "import sys, mcpgen.runtime.http.endpoint, mcpgen.runtime.http.auth as r\n"
+        "r.ResourceServer; r.ScopePolicy; r.principal_of; r.Principal\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'joserfc', 'httpx'}))\n"
         "r.JwtVerifier\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'joserfc', 'httpx'}))\n"

@@ -37,7 +37,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from mcp.shared.auth import OAuthToken
 
 from auth_server import AuthServer
-from mcpgen.runtime import JwtVerifier
+from mcpgen.runtime.http.auth import JwtVerifier
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -259,7 +259,7 @@ def test_over_a_real_socket_no_token_no_data_and_hosts_checked_first(servers: Se
 async def ours(servers: Servers, mode: Literal["auto", "legacy"]) -> None:
     """Our client (``http_client(..., auth=OAuth(...))``) against our protected server."""
     from mcpgen.generated.v2026_07_28 import client as c
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
     from mcpgen.runtime.client.auth.oauth import OAuth
     from mcpgen.runtime.client.auth.interactive import HeadlessAuthorizer
     from mcpgen.runtime.core.errors import McpError

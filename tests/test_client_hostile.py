@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from mcpgen.generated.v2025_11_25 import methods
-from mcpgen.runtime import ClientSession, McpError
+from mcpgen.runtime.client import ClientSession
+from mcpgen.runtime import McpError
 from mcpgen.runtime.client.http import HttpClientTransport
 from mcpgen.runtime.core.limits import CLIENT
 
@@ -73,7 +74,7 @@ JSON = {"content-type": "application/json"}
 @pytest.mark.parametrize("tool", sorted(HOSTILE))
 def test_a_hostile_answer_fails_its_request_at_once_and_the_client_goes_on(tool: str) -> None:
     async def scenario() -> float:
-        limits = CLIENT.but(max_message_bytes=LIMIT)
+        limits = CLIENT.replace(max_message_bytes=LIMIT)
         http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
         transport = HttpClientTransport("http://hostile/mcp", client=http, limits=limits)
         session = ClientSession(methods.BINDING, limits=limits, request_timeout=30.0)

@@ -19,7 +19,8 @@ import msgspec
 import pytest
 
 from mcpgen.generated.v2026_07_28.client import Client
-from mcpgen.runtime import ClientSession, Extension, ExtensionMethod, McpError
+from mcpgen.runtime.client import ClientSession
+from mcpgen.runtime import Extension, ExtensionMethod, McpError
 from mcpgen.runtime.core.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
 from mcpgen.runtime.client.session import Mode
 from mcpgen.runtime.testing import connect
@@ -219,7 +220,7 @@ def test_over_stdio_an_undeclared_extension_is_refused_and_a_declared_one_served
     finally:
         peer.kill()
     # the same server, a client that declared the extension: served, typed
-    from mcpgen.runtime import stdio_client
+    from mcpgen.runtime.client import stdio_client
 
     async def declared() -> Any:
         async with stdio_client(
@@ -247,7 +248,7 @@ def http_url() -> Iterator[str]:
 def test_over_http_an_undeclared_extension_is_refused_and_a_declared_one_served(
     mode: Mode, http_url: str
 ) -> None:
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
 
     method = "com.example/echo"
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from mcpgen.runtime.http.endpoint import McpHttpApp
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import ClientSession, McpError, Server
+from mcpgen.runtime.client import ClientSession
+from mcpgen.runtime import McpError, Server
 from mcpgen.runtime.core import jsonrpc
 from mcpgen.runtime.core.errors import (
     INVALID_REQUEST,

@@ -163,7 +163,7 @@ def test_a_refused_request_whose_body_did_come_keeps_the_connection(served: Runn
 
 @contextmanager
 def capped(http: HttpImpl, cap: int) -> Iterator[Running]:
-    with running(http, limits=LIMITS.but(max_connections=cap, idle_timeout=30.0)) as server:
+    with running(http, limits=LIMITS.replace(max_connections=cap, idle_timeout=30.0)) as server:
         yield server
 
 

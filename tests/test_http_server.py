@@ -795,7 +795,7 @@ def test_our_client_relists_the_tools_once_when_a_call_lacks_its_param_headers(
     """A client that never listed the tools sends no Mcp-Param-* headers; on the server's
     -32020 it lists them (learning the annotations) and retries once, as the spec advises."""
     from mcpgen.generated.v2026_07_28.client import Client
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
 
     async def call() -> list[str]:
         async with http_client(Client, served.endpoint.url) as client:
@@ -1031,7 +1031,7 @@ def test_a_long_legacy_session_keeps_bounded_state(served: Served) -> None:
     state = served.app.sessions.get(legacy.session_id)
     assert state is not None
     keep = 3
-    state.limits = state.limits.but(finished_streams=keep)
+    state.limits = state.limits.replace(finished_streams=keep)
     for _ in range(200):
         assert text_of(legacy.call("test_simple_text")) == SIMPLE_TEXT
     assert state.streams == {} and state.router.by_request == {}

@@ -27,7 +27,7 @@ import pytest
 
 from mcpgen.generated.v2025_11_25 import client as c25
 from mcpgen.generated.v2026_07_28 import client as c26
-from mcpgen.runtime import http_client, stdio_client
+from mcpgen.runtime.client import http_client, stdio_client
 from mcpgen.runtime.client.tasks import TaskCancelled
 from mcpgen.runtime.tasks.engine import Tasks
 

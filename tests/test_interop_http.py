@@ -48,7 +48,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcpgen.generated._support import RequestContext
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.generated.v2026_07_28.client import Client, ClientHandlers
-from mcpgen.runtime import ClientSession, McpError, http_client, stdio_client
+from mcpgen.runtime.client import ClientSession, http_client, stdio_client
+from mcpgen.runtime import McpError
 from mcpgen.runtime.client.http import HttpClientTransport
 from processes import stop
 
@@ -846,7 +847,7 @@ async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.Monkey
 
     args = ["-m", "tests.peers.slow_server", "--versions", ",".join(HANDSHAKE_VERSIONS)]
     key = " ".join([sys.executable, *args])
-    monkeypatch.setattr(runtime_client, "KNOWN_ERAS", {})
+    monkeypatch.setattr(runtime_client, "KNOWN_ERAS", runtime_client.KnownEras())
     probes: list[str] = []
     real = runtime_client.ClientSession._discover
 
@@ -857,16 +858,16 @@ async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.Monkey
     monkeypatch.setattr(runtime_client.ClientSession, "_discover", counting)
     first = await detect_over_stdio(args)
     assert first[1] == "legacy" and probes == ["discover"]
-    assert runtime_client.KNOWN_ERAS == {key: "legacy"}
+    assert runtime_client.KNOWN_ERAS.as_dict() == {key: "legacy"}
     second = await detect_over_stdio(args)
     assert second[1] == "legacy" and probes == ["discover"], "no second probe"
     with pytest.raises(Exception):
         with anyio.fail_after(TEST_TIMEOUT):
             async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
                 pass
-    runtime_client.KNOWN_ERAS[f"{sys.executable} -c pass"] = "legacy"
+    runtime_client.KNOWN_ERAS.remember(f"{sys.executable} -c pass", "legacy")
     with pytest.raises(Exception):
         with anyio.fail_after(TEST_TIMEOUT):
             async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
                 pass
-    assert f"{sys.executable} -c pass" not in runtime_client.KNOWN_ERAS
+    assert runtime_client.KNOWN_ERAS.get(f"{sys.executable} -c pass") is None

@@ -33,7 +33,8 @@ from mcp.client.session import ClientRequestContext
 from mcpgen.generated.v2025_11_25 import types as t
 from mcpgen.generated.v2025_11_25.client import Client, ClientHandlers
 from mcpgen.generated._support import RequestContext
-from mcpgen.runtime import ClientSession, McpError, stdio_client
+from mcpgen.runtime.client import ClientSession, stdio_client
+from mcpgen.runtime import McpError
 from mcpgen.runtime.aio.stdio import StdioProcess
 
 ROOT = Path(__file__).resolve().parent.parent

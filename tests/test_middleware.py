@@ -158,7 +158,7 @@ def test_middleware_order_and_late_registration() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_server_middleware_over_stdio(mode: Mode) -> None:
-    from mcpgen.runtime import stdio_client
+    from mcpgen.runtime.client import stdio_client
 
     async def scenario() -> list[str]:
         async with stdio_client(Client, sys.executable, [str(PEER)], mode=mode) as client:
@@ -179,7 +179,7 @@ def http_url() -> Iterator[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_server_middleware_over_http_sees_the_headers(mode: Mode, http_url: str) -> None:
-    from mcpgen.runtime import http_client
+    from mcpgen.runtime.client import http_client
 
     async def scenario() -> list[str]:
         async with http_client(Client, http_url, mode=mode, headers={"X-Test": mode}) as client:

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import client as c
-from mcpgen.runtime import connect, http_client
+from mcpgen.runtime.testing import connect
+from mcpgen.runtime.client import http_client
 from processes import announced_http
 
 ROOT = Path(__file__).resolve().parent.parent

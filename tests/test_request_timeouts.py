@@ -17,15 +17,8 @@ from mcpgen.generated.v2025_11_25 import client as legacy
 from mcpgen.generated.v2025_11_25 import types as lt
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import (
-    INTERNAL_ERROR,
-    App,
-    Limits,
-    McpError,
-    RequestTimeout,
-    Server,
-    connect,
-)
+from mcpgen.runtime import INTERNAL_ERROR, App, Limits, McpError, RequestTimeout, Server
+from mcpgen.runtime.testing import connect
 from mcpgen.runtime.client.session import Mode
 from app_scenarios import plain, run
 

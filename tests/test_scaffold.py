@@ -22,7 +22,7 @@ import pytest
 
 from conftest import MIRROR, ROOT
 from mcpgen.generator import scaffold
-from mcpgen.generator.errors import McpgenError
+from mcpgen.generator.errors import GeneratorError
 from mcpgen.generator.pins import module_name
 
 NAME, PACKAGE = "demo-server", "demo_server"
@@ -104,7 +104,7 @@ def test_bad_names_and_taken_directories_are_refused_in_one_line(tmp_path: Path)
         {"name": "taken", "directory": taken},
     ]
     for case in cases:
-        with pytest.raises(McpgenError) as refused:
+        with pytest.raises(GeneratorError) as refused:
             scaffold.new_project(**case)
         line = refused.value.one_line()
         assert "\n" not in line and "hint:" in line, line
@@ -424,3 +424,51 @@ def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetche
         assert done.returncode == 0, (command, done.stderr[-2000:])
     after = {p.relative_to(vendored): p.read_bytes() for p in files_of(vendored)}
     assert after == before
+
+
+def test_uvicorn_serves_the_scaffolded_app_as_it_is(projects: dict[str, Path]) -> None:
+    """``uvicorn demo_server.server:app``: the ``App`` a project defines is an ASGI
+    application itself, so the way users run any ASGI app serves it."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    project = projects["http"]
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    command = [sys.executable, "-m", "uvicorn", f"{PACKAGE}.server:app", "--port", str(port)]
+    server = subprocess.Popen(
+        command, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        data=json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/list",
+        },
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    listed = json.loads(answer.read())
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()[-2000:]  # type: ignore[union-attr]
+                assert time.monotonic() < deadline, "uvicorn never answered"
+                time.sleep(0.2)
+        assert [tool["name"] for tool in listed["result"]["tools"]] == ["add"]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -41,12 +41,11 @@ from mcpgen.runtime import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    ClientSession,
     ConnectionClosed,
     McpError,
     NegotiationError,
-    stdio_client,
 )
+from mcpgen.runtime.client import ClientSession, stdio_client
 from mcpgen.runtime.aio.stdio import StdioProcess
 
 from wire_cases import BAD_FRAMES, INVALID_PARAMS_CASES, LEGACY_REQUESTS, MODERN_RESULT_KEYS

@@ -19,7 +19,7 @@ import pytest
 
 from mcpgen.generated.v2025_11_25 import client as c25
 from mcpgen.generated.v2026_07_28 import client as c26
-from mcpgen.runtime import ClientSession, http_client
+from mcpgen.runtime.client import ClientSession, http_client
 from mcpgen.runtime.client.session import Mode
 from mcpgen.runtime.client.http import HttpClientTransport
 from mcpgen.runtime.client.tasks import TaskCancelled

@@ -20,7 +20,8 @@ import pytest
 
 from mcpgen.generated.v2025_11_25 import client as client25
 from mcpgen.generated.v2026_07_28 import client as client26
-from mcpgen.runtime import ClientSession, McpError
+from mcpgen.runtime.client import ClientSession
+from mcpgen.runtime import McpError
 from mcpgen.runtime.aio.memory import memory_pair
 from mcpgen.runtime.tasks.engine import Tasks
 

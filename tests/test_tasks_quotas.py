@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from mcpgen.generated.v2026_07_28 import server as stubs
-from mcpgen.runtime import App, MemoryTaskStore, Principal, ResourceServer, Tasks
+from mcpgen.runtime import App, MemoryTaskStore, Tasks
+from mcpgen.runtime.http.auth import Principal, ResourceServer
 from mcpgen.runtime.http.auth.principal import InvalidToken
 from mcpgen.runtime.core.errors import SERVER_BUSY
 

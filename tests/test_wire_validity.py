@@ -39,7 +39,7 @@ from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 
 from conftest import REPORT, ROOT
-from mcpgen.runtime import http_client, stdio_client
+from mcpgen.runtime.client import http_client, stdio_client
 from wire_capture import Recording, serving, stdio_messages, stop_captured
 from wire_clients import HANDSHAKE, Drive, Ours, Sdk, drive, on_log, our_client
 from wire_clients import sdk_elicit, sdk_roots, sdk_sampling

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from mcpgen.runtime import INVALID_PARAMS, App, McpError, Server
+from mcpgen.runtime import INVALID_PARAMS, App, McpError, Server, run
 from mcpgen.runtime.http.endpoint import McpHttpApp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
@@ -59,4 +59,4 @@ if __name__ == "__main__":
     if option("--transport") == "http":
         http(McpHttpApp(server))
     else:
-        server.run_stdio()
+        run(server)

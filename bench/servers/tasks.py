@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import server as stubs
-from mcpgen.runtime import App
+from mcpgen.runtime import App, run
 from mcpgen.runtime.tasks.store import MemoryTaskStore
 from mcpgen.runtime.tasks.engine import Tasks
 
@@ -44,4 +44,4 @@ def build(ttl_ms: int, count: int) -> App:
 
 
 if __name__ == "__main__":
-    build(int(sys.argv[1]), int(sys.argv[2])).run_stdio()
+    run(build(int(sys.argv[1]), int(sys.argv[2])))

@@ -9,7 +9,7 @@ import sys
 import os
 
 from mcpgen.runtime import Server, Tasks
-from mcpgen.runtime.core.limits import DEFAULT, Limits
+from mcpgen.runtime import Limits
 
 from .server import build_app
 
@@ -19,7 +19,7 @@ def task_store(url: str | None) -> Tasks | None:
     in this process's memory."""
     if not url:
         return None
-    from mcpgen.runtime.tasks.redis_store import RedisTaskStore
+    from mcpgen.runtime import RedisTaskStore
 
     return Tasks(RedisTaskStore(url))
 
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-message-bytes",
         type=int,
-        default=DEFAULT.max_message_bytes,
+        default=Limits().max_message_bytes,
         help="Limits.max_message_bytes: the longest message read (default: 4 MiB)",
     )
     parser.add_argument(
@@ -51,12 +51,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper())
-    limits = DEFAULT.but(max_message_bytes=args.max_message_bytes)
+    limits = Limits().replace(max_message_bytes=args.max_message_bytes)
     app = build_app(limits, tasks=task_store(args.task_store))
     if args.transport == "stdio":
-        app.run_stdio()
+        app.run()
     else:
-        app.serve_http(host=args.host, port=args.port)
+        app.run("http", host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ through any worker when the workers share a Redis store: ``MCPGEN_TASK_STORE=red
 
 from __future__ import annotations
 
+from mcpgen.runtime import McpHttpApp
+
 from .__main__ import build_server
-from mcpgen.runtime.http.endpoint import McpHttpApp
 
 app = McpHttpApp(build_server())

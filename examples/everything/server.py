@@ -16,9 +16,18 @@ from msgspec import UNSET, UnsetType
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import App, Audio, CacheHint, CachePolicy, File, Image, Tasks, ToolError
-from mcpgen.runtime import header
-from mcpgen.runtime.core.limits import Limits
+from mcpgen.runtime import (
+    App,
+    Audio,
+    CacheHint,
+    CachePolicy,
+    File,
+    Image,
+    Limits,
+    Tasks,
+    ToolError,
+    header,
+)
 
 from .fixtures import JSON_SCHEMA_2020_12, PNG, WAV
 from .task_tools import add_task_tools

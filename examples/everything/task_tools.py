@@ -12,7 +12,7 @@ from typing import Any
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, ToolError
-from mcpgen.runtime.core.errors import INTERNAL_ERROR, McpError
+from mcpgen.runtime import INTERNAL_ERROR, McpError
 
 Context = stubs.Context
 

@@ -23,10 +23,11 @@ are told (``list_changed``) in both eras.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import ModuleType
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from ..core.errors import INVALID_PARAMS, McpError, resource_not_found
 from ..core.json_values import as_object
@@ -38,6 +39,7 @@ from ..aio.middleware import Middleware
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, is_template
 from ..core.roles import RoleTypes
+from ..aio.stdio import StdioServerTransport
 from ..server.server import Server
 from ..tasks.engine import Tasks
 from .tools import RegisteredTool
@@ -51,7 +53,8 @@ Completer = Callable[[str, dict[str, str]], Awaitable[Iterable[str]]]
 class App:
     """A server's tools, resources and prompts as functions. ``binding`` is a generated
     ``server`` module (``mcpgen.generated.vX.server`` or a vendored one): the version the
-    functions' values are typed against; clients of every version are served. The other
+    functions' values are typed against (default: the newest dated version generated in
+    ``mcpgen.generated``); clients of every version are served. The other
     options are :class:`Server`'s; ``page_size`` bounds the items of one list page.
     ``auth`` (a ``runtime.http.auth.resource_server.ResourceServer``) protects the HTTP endpoint, and
     each tool, prompt and resource may then name the scopes a request for it needs
@@ -63,7 +66,7 @@ class App:
         name: str,
         version: str = "0.1.0",
         *,
-        binding: ModuleType,
+        binding: ModuleType | None = None,
         title: str | None = None,
         instructions: str | None = None,
         versions: Iterable[str] | None = None,
@@ -80,6 +83,7 @@ class App:
             raise ValueError(f"page_size must be positive, got {page_size}")
         self.name = name
         self.version = version
+        binding = binding or newest_binding()
         self.binding = binding
         self.handlers_base: type = binding.ServerHandlers
         self.types: Any = RoleTypes(self.handlers_base.__binding__.types)  # type: ignore[attr-defined]
@@ -107,6 +111,7 @@ class App:
         #: ("prompt", name, argument) or ("resource", template, variable) -> completer.
         self.completions: dict[tuple[str, str, str], Completer] = {}
         self._server: Server | None = None
+        self._asgi: Any = None
         #: The kinds the server was made with (those it has handlers and capabilities for).
         self._served: frozenset[str] = frozenset()
         self._announcing: set[asyncio.Task[None]] = set()
@@ -368,24 +373,36 @@ class App:
         self._announcing.add(task)
         task.add_done_callback(self._announcing.discard)
 
-    def run_stdio(self) -> None:
-        """Serve over this process's stdin/stdout until stdin closes."""
-        self.server.run_stdio()
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3001,
+        **http_options: Any,
+    ) -> None:
+        """Serve until stdin closes (``stdio``) or until interrupted (``http``: Streamable
+        HTTP with uvicorn, ``pip install 'mcpgen[http]'``; ``http_options`` go to
+        :class:`~runtime.http.endpoint.McpHttpApp` and ``runtime.http.serve.serve``)."""
+        run(self, transport, host=host, port=port, **http_options)
 
     def http_app(self, **options: Any) -> Any:
         """The ASGI app serving this app over Streamable HTTP (see ``runtime.http.endpoint``);
         ``auth=`` protects it (the app's ``scopes=`` included), as ``App(auth=...)`` does."""
         from ..http.endpoint import McpHttpApp
 
-        return McpHttpApp(self.server, **self._scoped_options(options))
+        return McpHttpApp(self.server, **self.scoped_options(options))
 
-    def serve_http(self, host: str = "127.0.0.1", port: int = 3001, **options: Any) -> None:
-        """Serve over Streamable HTTP with uvicorn until interrupted (``runtime.http.serve``)."""
-        from ..http.serve import serve
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """The app is an ASGI application too (``uvicorn package.server:app``): its
+        :meth:`http_app` with the app's own options, made on the first call."""
+        if self._asgi is None:
+            self._asgi = self.http_app()
+        await self._asgi(scope, receive, send)
 
-        serve(self.server, host, port, **self._scoped_options(options))
-
-    def _scoped_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def scoped_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """HTTP ``options`` whose ``auth`` also asks for the scopes this app's tools,
+        prompts and resources name."""
         auth = options.get("auth")
         if auth is not None:
             options["auth"] = auth.with_scopes(self.scopes_for)
@@ -415,6 +432,47 @@ def _decorate(fn: Callable[..., Any] | None, register: Callable[[Any], Any]) -> 
         return function
 
     return decorator(fn) if fn is not None else decorator
+
+
+def newest_binding() -> ModuleType:
+    """The ``server`` module of the newest dated version in ``mcpgen.generated`` (an
+    ``App`` without ``binding=``); a vendored package is passed as ``binding`` instead."""
+    generated = importlib.import_module("mcpgen.generated")
+    latest: str | None = generated.LATEST
+    if latest is None:
+        raise LookupError("mcpgen.generated has no dated protocol version: pass binding=")
+    return generated.load(latest, "server")
+
+
+def run(
+    target: App | Server,
+    transport: Literal["stdio", "http"] = "stdio",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    **http_options: Any,
+) -> None:
+    """Serve an ``App`` or a ``Server``: over this process's stdin/stdout until stdin
+    closes (``stdio``), or over Streamable HTTP with uvicorn at ``host:port`` until
+    interrupted (``http``; ``http_options`` go to the HTTP app and ``runtime.http.serve``)."""
+    if transport == "stdio":
+        if http_options:
+            raise TypeError(f"options for HTTP given to a stdio server: {sorted(http_options)}")
+        server = target.server if isinstance(target, App) else target
+        asyncio.run(_serve_stdio(server))
+    elif transport == "http":
+        from ..http.serve import serve
+
+        if isinstance(target, App):
+            serve(target.server, host, port, **target.scoped_options(http_options))
+        else:
+            serve(target, host, port, **http_options)
+    else:
+        raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+
+
+async def _serve_stdio(server: Server) -> None:
+    await server.serve(await StdioServerTransport.open(limits=server.limits))
 
 
 # The ``ServerHandlers`` an app serves with: each request answered from its registries.
@@ -547,4 +605,4 @@ def handlers_class(app: App, base: type) -> type:
     return type(f"{name or 'App'}Handlers", (base,), methods)
 
 
-__all__ = ["App", "Completer"]
+__all__ = ["App", "Completer", "newest_binding", "run"]

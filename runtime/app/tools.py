@@ -21,7 +21,7 @@ import msgspec
 
 from . import content as helpers
 from .docstrings import parse
-from ..core.errors import INVALID_PARAMS, McpError, RequestTimeout
+from ..core.errors import INVALID_PARAMS, McpError, McpgenError, RequestTimeout
 from ..core.modern import InputRequired
 from ..core.json_values import as_array, listed
 from .schemas import Signature, awaitable, call, object_schema
@@ -36,7 +36,7 @@ INPUT_ERRORS_AS_RESULTS = "2025-11-25"
 TASK_SUPPORT = ("forbidden", "optional", "required")
 
 
-class ToolError(Exception):
+class ToolError(McpgenError):
     """Raise in a tool to answer with a tool execution error (``isError``) saying this."""
 
 

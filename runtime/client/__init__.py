@@ -6,3 +6,63 @@ event loop as its server (``in_memory``), and tasks followed from the requester'
 
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 """
+
+from typing import TYPE_CHECKING, Any
+
+from .session import ClientSession, Mode
+from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
+from .transports import http_client, stdio_client
+
+if TYPE_CHECKING:
+    from .auth import (
+        AuthorizationError,
+        AuthSettings,
+        BrowserAuthorizer,
+        ClientCredentials,
+        HeadlessAuthorizer,
+        MemoryTokenStore,
+        OAuth,
+        TokenStore,
+    )
+
+#: The OAuth client's names, loaded on first use: they need ``mcpgen[auth]``.
+_AUTH = frozenset(
+    {
+        "AuthSettings",
+        "AuthorizationError",
+        "BrowserAuthorizer",
+        "ClientCredentials",
+        "HeadlessAuthorizer",
+        "MemoryTokenStore",
+        "OAuth",
+        "TokenStore",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AUTH:
+        from . import auth
+
+        return getattr(auth, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "AuthSettings",
+    "AuthorizationError",
+    "BrowserAuthorizer",
+    "ClientCredentials",
+    "ClientSession",
+    "HeadlessAuthorizer",
+    "MemoryTokenStore",
+    "Mode",
+    "OAuth",
+    "TaskCancelled",
+    "TaskHandle",
+    "TaskInfo",
+    "TaskPolling",
+    "TokenStore",
+    "http_client",
+    "stdio_client",
+]

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -36,7 +37,7 @@ from ..core.extensions import Extension, declare, extension_row
 from ..aio.middleware import Call, Chain, Middleware
 from ..core.negotiation import Versions
 from ..core.json_values import as_array, as_object, member
-from ..server.server import derive_capabilities, implemented
+from ..core.capabilities import derive_capabilities, implemented
 from ..aio.session import RequestScope
 from ..aio.session import ProgressCallback, Session, Transport
 from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
@@ -51,8 +52,34 @@ C = TypeVar("C")
 Mode = Literal["auto", "legacy", "modern"]
 
 
-#: The era each server was last found to speak, by its URL or command line.
-KNOWN_ERAS: dict[str, str] = {}
+class KnownEras:
+    """The era each server was last found to speak, by its URL or command line: the
+    ``limit`` most recently connected to are kept, the least recent forgotten first."""
+
+    def __init__(self, limit: int = 256) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be positive, got {limit}")
+        self.limit = limit
+        self._eras: OrderedDict[str, str] = OrderedDict()
+
+    def get(self, server: str) -> str | None:
+        return self._eras.get(server)
+
+    def remember(self, server: str, era: str) -> None:
+        self._eras[server] = era
+        self._eras.move_to_end(server)
+        while len(self._eras) > self.limit:
+            self._eras.popitem(last=False)
+
+    def forget(self, server: str) -> None:
+        self._eras.pop(server, None)
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self._eras)
+
+
+#: What every ``ClientSession`` not given ``known_eras`` shares.
+KNOWN_ERAS = KnownEras()
 
 
 @dataclass
@@ -114,6 +141,8 @@ class ClientSession:
             self.extension_handlers.update(self.receiver.handlers())
         self.task_polling = task_polling or tc.TaskPolling()
         self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
+        #: Where the era found for a ``server_key`` is remembered (shared by default).
+        self.known_eras = KNOWN_ERAS
         self.conn = c.Connection(
             role="client",
             versions=self.versions,
@@ -162,7 +191,7 @@ class ClientSession:
         legacy skips the probe; a failure forgets it, and the next connection probes again.
         """
         detect = mode == "auto"
-        if detect and server_key is not None and KNOWN_ERAS.get(server_key) == "legacy":
+        if detect and server_key is not None and self.known_eras.get(server_key) == "legacy":
             mode = "legacy"
         self.transport = transport
         self.session = Session(
@@ -182,11 +211,11 @@ class ClientSession:
             if found is None:
                 found = await self._initialize(timeout)
             if detect and server_key is not None:
-                KNOWN_ERAS[server_key] = self.era
+                self.known_eras.remember(server_key, self.era)
             return found
         except BaseException:
             if detect and server_key is not None:
-                KNOWN_ERAS.pop(server_key, None)
+                self.known_eras.forget(server_key)
             await self.close()
             raise
 

@@ -11,7 +11,7 @@ import msgspec
 from msgspec import UNSET
 
 from . import modern
-from .negotiation import VersionInfo
+from .negotiation import VersionInfo, Versions
 from .json_values import as_object
 from .roles import role_of
 
@@ -81,3 +81,55 @@ def session_meta(
         modern.CLIENT_CAPABILITIES: capabilities,
         modern.CLIENT_INFO: info,
     }
+
+
+# What a side offers, from the handlers it implements.
+
+
+def _generated_base(handlers: object) -> type:
+    """The generated ``ServerHandlers``/``ClientHandlers`` class ``handlers`` derives from."""
+    for cls in type(handlers).__mro__:
+        if "__binding__" in vars(cls):
+            return cls
+    raise TypeError(f"{type(handlers).__name__} does not derive from generated handlers")
+
+
+def implemented(handlers: object, name: str) -> bool:
+    """Whether ``handlers`` has ``name`` of its own: an override of the generated stub, or
+    a method the stubs of its version lack (e.g. a legacy-only request)."""
+    base = _generated_base(handlers)
+    own = getattr(type(handlers), name, None)
+    return own is not None and own is not getattr(base, name, None)
+
+
+def _set(capabilities: dict[str, Any], path: tuple[str, ...], leaf: Any) -> None:
+    node = capabilities
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    if path[-1] not in node:
+        node[path[-1]] = leaf
+
+
+def derive_capabilities(
+    handlers: object, versions: Versions, sender: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Capabilities implied by the handlers a side implements: a gated request (sent by
+    ``sender``) in any of the versions served whose handler is implemented turns its
+    capability on."""
+    caps: dict[str, Any] = {}
+    for row in versions.all_rows():
+        capability = row.capability
+        if row.kind != "request" or row.sender != sender or not capability:
+            continue
+        if not implemented(handlers, row.handler):
+            continue
+        leaf: Any = {} if len(capability) == 1 else True
+        if len(capability) > 1 and capability[0] == "tasks":
+            leaf = {}  # task capabilities are objects, not flags
+        _set(caps, capability, leaf)
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping) and isinstance(caps.get(key), dict):
+            caps[key].update(value)
+        else:
+            caps[key] = value
+    return caps

@@ -26,7 +26,12 @@ MODERN_ERRORS = frozenset(
 )
 
 
-class McpError(Exception):
+class McpgenError(Exception):
+    """What every exception the runtime raises derives from: ``except McpgenError`` catches
+    them all (a JSON-RPC error from the peer, a closed connection, a refused token, ...)."""
+
+
+class McpError(McpgenError):
     """A JSON-RPC error: raise it in a handler to answer with it; clients raise it when a
     request is answered with an error."""
 
@@ -60,7 +65,7 @@ TIMEOUT_SETTINGS = {
 GIVEN_TIMEOUTS = {"server/discover": "ClientSession.connect(probe_timeout=...)"}
 
 
-class RequestTimeout(_Timeout):
+class RequestTimeout(McpgenError, _Timeout):
     """A request ``side`` sent that its peer did not answer in time (it was cancelled at
     the peer): which one, after how many seconds, and the setting that set the timeout
     (``given``: the request's caller gave it, rather than ``side``'s own setting)."""
@@ -78,9 +83,9 @@ class RequestTimeout(_Timeout):
         self.setting = setting
 
 
-class ConnectionClosed(Exception):
+class ConnectionClosed(McpgenError):
     """The peer went away (or the connection was closed) before an answer arrived."""
 
 
-class NegotiationError(Exception):
+class NegotiationError(McpgenError):
     """The peers have no protocol version in common."""

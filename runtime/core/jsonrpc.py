@@ -332,7 +332,3 @@ def encode_error(request_id: RequestId | None, code: int, message: str, data: An
 def encode_mcp_error(request_id: RequestId | None, error: McpError) -> bytes:
     """An error response carrying ``error`` (its code, message and data)."""
     return encode_error(request_id, error.code, error.message, error.data)
-
-
-def encode_batch(frames: list[bytes]) -> bytes:
-    return b"[" + b",".join(frames) + b"]"

@@ -94,7 +94,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
             if value <= 0:
                 raise ValueError(f"Limits.{name} must be positive, got {value!r}")
 
-    def but(self, **changes: float) -> Limits:
+    def replace(self, **changes: float) -> Limits:
         """A copy with ``changes`` applied (validated like the original)."""
         return msgspec.structs.replace(self, **changes)
 

@@ -18,6 +18,7 @@ from .errors import (
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
+    McpgenError,
 )
 from .negotiation import VersionInfo
 
@@ -212,5 +213,5 @@ def http_status(code: int, protocol: bool = False) -> int | None:
     return None
 
 
-class InputRequired(Exception):
+class InputRequired(McpgenError):
     """Raised inside a modern-era handler that needs input the client has not given yet."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import HEADER_MISMATCH, McpError
+from .errors import HEADER_MISMATCH, McpError, McpgenError
 from .modern import decode_header_value, encode_header_value
 from .json_values import as_array, as_object, member
 
@@ -36,7 +36,7 @@ _KEY = "x-mcp-header"
 Path = tuple[str, ...]
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(McpgenError, ValueError):
     pass
 
 

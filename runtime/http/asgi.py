@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMa
 from typing import Any, Generic, TypeVar
 
 from ..core import jsonrpc
-from ..core.errors import INVALID_REQUEST
+from ..core.errors import INVALID_REQUEST, McpgenError
 from ..core.jsonrpc import RequestId
 
 Scope = MutableMapping[str, Any]
@@ -21,7 +21,7 @@ Headers = dict[bytes, bytes]
 T = TypeVar("T")
 
 
-class BodyRefused(Exception):
+class BodyRefused(McpgenError):
     """The request body cannot be read: too large (413) or too slow (408)."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -4,9 +4,10 @@ transport and the resource server's fetches from an authorization server read wi
 from __future__ import annotations
 
 import httpx
+from ..core.errors import McpgenError
 
 
-class TooLarge(Exception):
+class TooLarge(McpgenError):
     """A server's answer (a JSON body, one SSE event) is over ``max_message_bytes``."""
 
 

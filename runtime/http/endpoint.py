@@ -79,7 +79,7 @@ class McpHttpApp:
         self.path = path.rstrip("/") or "/"
         chosen: Limits = limits or getattr(server, "limits", DEFAULT)
         if max_body is not None:
-            chosen = chosen.but(max_message_bytes=max_body)
+            chosen = chosen.replace(max_message_bytes=max_body)
         self.limits = limits = chosen
         #: A ``Content-Length`` with fewer digits than the body limit is under it.
         self._length_digits = len(str(limits.max_message_bytes))

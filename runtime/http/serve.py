@@ -1,6 +1,6 @@
 """Run an ASGI app with uvicorn, its connections guarded (``runtime.http.protocols``).
 
-``serve`` is what ``runtime.http.endpoint.serve``, ``App.serve_http`` and scaffolded servers run;
+``serve`` is what ``runtime.run(..., "http")``, ``App.run("http")`` and scaffolded servers run;
 ``config`` builds the ``uvicorn.Config`` for embedding (``uvicorn.Server(config(app)).run()``),
 with uvicorn's keep-alive timeout taken from ``Limits.idle_timeout`` and a
 :class:`~runtime.http.guard.ConnectionGuard` that counts what was cut (``.guard``).

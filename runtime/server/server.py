@@ -13,6 +13,7 @@ from ..core import connection as c
 from ..core.errors import METHOD_NOT_FOUND, McpError
 from ..core.limits import DEFAULT, Limits
 from ..core.binding import Binding
+from ..core.capabilities import derive_capabilities, implemented
 from ..core.negotiation import Versions
 from ..aio.session import RequestScope
 from ..aio.session import RESOURCE_UPDATES, Session, Transport
@@ -59,58 +60,6 @@ CHANGES = {
     "resources": ("notifications/resources/list_changed", "resourcesListChanged"),
     "resource": ("notifications/resources/updated", RESOURCE_UPDATES),
 }
-
-
-def _generated_base(handlers: object) -> type:
-    """The generated ``ServerHandlers``/``ClientHandlers`` class ``handlers`` derives from."""
-    for cls in type(handlers).__mro__:
-        if "__binding__" in vars(cls):
-            return cls
-    raise TypeError(f"{type(handlers).__name__} does not derive from generated handlers")
-
-
-def implemented(handlers: object, name: str) -> bool:
-    """Whether ``handlers`` has ``name`` of its own: an override of the generated stub, or
-    a method the stubs of its version lack (e.g. a legacy-only request)."""
-    base = _generated_base(handlers)
-    own = getattr(type(handlers), name, None)
-    return own is not None and own is not getattr(base, name, None)
-
-
-def _set(capabilities: dict[str, Any], path: tuple[str, ...], leaf: Any) -> None:
-    node = capabilities
-    for part in path[:-1]:
-        node = node.setdefault(part, {})
-    if path[-1] not in node:
-        node[path[-1]] = leaf
-
-
-def derive_capabilities(
-    handlers: object, versions: Versions, sender: str, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Capabilities implied by the handlers a side implements: a gated request (sent by
-    ``sender``) in any of the versions served whose handler is implemented turns its
-    capability on."""
-    caps: dict[str, Any] = {}
-    for row in versions.all_rows():
-        capability = row.capability
-        if row.kind != "request" or row.sender != sender or not capability:
-            continue
-        if not implemented(handlers, row.handler):
-            continue
-        leaf: Any = {} if len(capability) == 1 else True
-        if len(capability) > 1 and capability[0] == "tasks":
-            leaf = {}  # task capabilities are objects, not flags
-        _set(caps, capability, leaf)
-    for key, value in (extra or {}).items():
-        if isinstance(value, Mapping) and isinstance(caps.get(key), dict):
-            caps[key].update(value)
-        else:
-            caps[key] = value
-    return caps
-
-
-#: Announces a change (``method``, ``params``) to the sessions that asked for ``wanted``.
 
 
 class Server:
@@ -373,14 +322,3 @@ class Server:
         holding sessions of its own); returns what ends the subscription."""
         self._subscribers.append(publish)
         return lambda: self._subscribers.remove(publish)
-
-    async def serve_stdio(self) -> None:
-        from ..aio.stdio import StdioServerTransport
-
-        await self.serve(await StdioServerTransport.open(limits=self.limits))
-
-    def run_stdio(self) -> None:
-        """Serve over this process's stdin/stdout until stdin closes."""
-        import asyncio
-
-        asyncio.run(self.serve_stdio())

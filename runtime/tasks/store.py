@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 import msgspec
+from ..core.errors import McpgenError
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -52,7 +53,7 @@ POLL_INTERVAL_MS = 1_000
 SWEEP_EVERY_S = 5.0
 
 
-class TaskError(Exception):
+class TaskError(McpgenError):
     """A task that does not exist (any more), or a change its status does not allow."""
 
 
@@ -65,7 +66,7 @@ class TaskLimitReached(TaskError):
     more is refused until some expire (the requester may retry later)."""
 
 
-class TaskStoreUnavailable(Exception):
+class TaskStoreUnavailable(McpgenError):
     """The store cannot be reached now (a shared store's server down, frozen or too slow):
     the operation did not happen, and may be retried later. Not a :class:`TaskError`: it
     says nothing about the task."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgen.generated.v2026_07_28 import server as stubs
-from mcpgen.runtime import App, ResourceServer, ScopePolicy, principal_of
+from mcpgen.runtime import App
+from mcpgen.runtime.http.auth import ResourceServer, ScopePolicy, principal_of
 
 RESOURCE = "http://127.0.0.1:3001/mcp"
 ISSUER = "http://auth.test"

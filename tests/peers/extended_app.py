@@ -115,6 +115,6 @@ def explode() -> str:
 
 if __name__ == "__main__":
     if "--http" in sys.argv:
-        app.serve_http(port=0)
+        app.run("http", port=0)
     else:
-        app.run_stdio()
+        app.run()

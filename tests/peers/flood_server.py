@@ -26,7 +26,7 @@ import resource
 import sys
 
 from mcpgen.generated.v2026_07_28 import server as s
-from mcpgen.runtime import InvalidToken, Principal, ResourceServer
+from mcpgen.runtime.http.auth import InvalidToken, Principal, ResourceServer
 from mcpgen.runtime.http.serve import serve
 from mcpgen.runtime.core.limits import DEFAULT, Limits
 
@@ -61,7 +61,7 @@ def parse_limits(settings: list[str]) -> Limits:
         if name not in Limits.__struct_fields__:
             raise SystemExit(f"unknown limit {name!r}")
         changes[name] = float(value) if "." in value else int(value)
-    return DEFAULT.but(**changes)
+    return DEFAULT.replace(**changes)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     app = build_app(limits, name="mcpgen-flood")
     app.add_tool(chatter)
     if args.transport == "stdio":
-        app.run_stdio()
+        app.run()
     else:
         auth = None
         if args.auth_token is not None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from mcpgen.generated.v2025_11_25 import server as s
 from mcpgen.generated.v2025_11_25 import types as t
-from mcpgen.runtime import INVALID_PARAMS, McpError, Server
+from mcpgen.runtime import INVALID_PARAMS, McpError, Server, run
 
 log = logging.getLogger("slow_server")
 SECRET = "SECRET-7f3a"
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)
     versions = args.versions.split(",") if args.versions else None
     log.info("slow_server started pid=%d versions=%s", os.getpid(), versions)
-    Server(SlowServer(), name="slow-server", versions=versions).run_stdio()
+    run(Server(SlowServer(), name="slow-server", versions=versions))
     log.info("slow_server stopped: end of input")
 
 

@@ -20,7 +20,7 @@ import time
 from types import FrameType
 
 from mcpgen.generated.v2025_11_25 import server as s
-from mcpgen.runtime import Server
+from mcpgen.runtime import Server, run
 
 
 class Nothing(s.ServerHandlers):
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, ignore_sigterm)
     say(f"stubborn started pid={os.getpid()}")
-    Server(Nothing(), name="stubborn").run_stdio()
+    run(Server(Nothing(), name="stubborn"))
     say("eof")
     deadline = time.monotonic() + args.linger
     while time.monotonic() < deadline:  # ignore the end of input

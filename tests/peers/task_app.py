@@ -18,7 +18,8 @@ from pathlib import Path
 
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import App, Principal, ResourceServer, Tasks
+from mcpgen.runtime import App, Tasks
+from mcpgen.runtime.http.auth import Principal, ResourceServer
 from mcpgen.runtime.http.auth.principal import InvalidToken
 from mcpgen.runtime.tasks.redis_store import RedisTaskStore
 
@@ -78,7 +79,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--auth", action="store_true")
     args = parser.parse_args()
-    build(args.redis, args.lease_ms, args.marks, args.auth).serve_http(port=args.port)
+    build(args.redis, args.lease_ms, args.marks, args.auth).run("http", port=args.port)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from mcpgen import generated
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import Connection, MemoryTransport, Server, Versions, memory_pair
+from mcpgen.runtime.lowlevel import Connection, MemoryTransport, Versions, memory_pair
+from mcpgen.runtime import Server
 from mcpgen.runtime.core.events import Event, Send
 
 MODERN = "2026-07-28"

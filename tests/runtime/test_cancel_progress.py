@@ -13,7 +13,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import Server, connect
+from mcpgen.runtime import Server
+from mcpgen.runtime.testing import connect
 from mcpgen.runtime.core.events import Cancel, Progress
 from sansio import client, feed, handshake, notification, request, run, server, serving
 

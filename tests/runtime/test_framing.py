@@ -157,7 +157,6 @@ def test_encoders_leave_out_absent_params_and_data() -> None:
         jsonrpc.encode_error(None, -1, "no")
         == b'{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"no"}}'
     )
-    assert jsonrpc.encode_batch([b"1", b"2"]) == b"[1,2]"
     assert b'"data":{"k":1}' in jsonrpc.encode_error("x", -1, "no", {"k": 1})
 
 

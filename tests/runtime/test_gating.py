@@ -11,7 +11,8 @@ import pytest
 
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import McpError, Server, connect
+from mcpgen.runtime import McpError, Server
+from mcpgen.runtime.testing import connect
 from mcpgen.runtime.core.errors import METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY
 from mcpgen.runtime.core.events import IncomingRequest
 from sansio import MODERN, Completing, Tools, error, feed, handshake, modern, request, server

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import CacheHint, CachePolicy, State
+from mcpgen.runtime import CacheHint, CachePolicy
+from mcpgen.runtime.lowlevel import State
 from mcpgen.runtime.core.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import State
+from mcpgen.runtime.lowlevel import State
 from mcpgen.runtime.core.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -6,3 +6,35 @@ bounded (``types``).
 
 May import: what ``client`` may, and ``client``.
 """
+
+from .oauth import (
+    AuthFlow,
+    AuthorizationError,
+    Authorizer,
+    AuthSettings,
+    BrowserAuthorizer,
+    ClientCredentials,
+    ClientInfo,
+    ClientMetadata,
+    HeadlessAuthorizer,
+    MemoryTokenStore,
+    OAuth,
+    TokenStore,
+    Tokens,
+)
+
+__all__ = [
+    "AuthFlow",
+    "AuthSettings",
+    "AuthorizationError",
+    "Authorizer",
+    "BrowserAuthorizer",
+    "ClientCredentials",
+    "ClientInfo",
+    "ClientMetadata",
+    "HeadlessAuthorizer",
+    "MemoryTokenStore",
+    "OAuth",
+    "TokenStore",
+    "Tokens",
+]

@@ -113,10 +113,6 @@ class AuthFlow(httpx.Auth):
             async with http.stream("POST", url, content=_PING, headers=headers, auth=self):
                 pass
 
-    async def tokens_for(self, url: str) -> Tokens | None:
-        """The tokens held for the MCP server at ``url``, if any."""
-        return await self._current(self._server(httpx.URL(url)))
-
     # --- per server ---------------------------------------------------------------------
 
     def _server(self, url: httpx.URL) -> ServerState:

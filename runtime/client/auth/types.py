@@ -19,11 +19,12 @@ from typing import Protocol, TypeVar
 
 import httpx
 import msgspec
+from ...core.errors import McpgenError
 
 V = TypeVar("V")
 
 
-class AuthorizationError(httpx.HTTPError):
+class AuthorizationError(McpgenError, httpx.HTTPError):
     """The client could not get (or was refused) authorization for an MCP server.
 
     The message says which step failed and why; the request that needed the token fails

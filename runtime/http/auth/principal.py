@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
+from ...core.errors import McpgenError
 
 
 class Principal:
@@ -49,14 +50,14 @@ class Principal:
         return self.scopes.issuperset(scopes)
 
 
-class InvalidToken(Exception):
+class InvalidToken(McpgenError):
     """The token is not acceptable here (expired, not yet valid, another audience or
     issuer, a bad signature, malformed, inactive): HTTP 401 ``invalid_token``. The
     message is for the client (``error_description``) and the log: it never holds the
     token."""
 
 
-class VerifierUnavailable(Exception):
+class VerifierUnavailable(McpgenError):
     """The token cannot be checked now (the JWKS or introspection endpoint is down,
     answers garbage, or the authorization server's metadata names another issuer):
     HTTP 503, and the client may retry later."""
