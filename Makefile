@@ -1,10 +1,25 @@
 # mcpgen — `make` sets up, fetches the pinned schemas and generates every version;
 # `make test` runs the whole test suite. Offline, point at a mirror:
 #   make MCPGEN_SCHEMA_SOURCE=../shared/mcp-schema
+# A relative path there is relative to the directory make runs in (with -C DIR: DIR).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 MCPGEN_SCHEMA_SOURCE ?=
+# Exported absolute, so that the commands recipes and tests run in other directories
+# (temporary projects, venvs, sub-makes) read the same mirror. A URL (anything with ://),
+# a ~ path and an absolute path are passed on as given; a path with spaces is joined to
+# $(CURDIR) (make's path functions split words).
+ifneq ($(MCPGEN_SCHEMA_SOURCE),)
+ifeq ($(findstring ://,$(MCPGEN_SCHEMA_SOURCE))$(filter /% ~%,$(firstword $(MCPGEN_SCHEMA_SOURCE))),)
+override MCPGEN_SCHEMA_SOURCE := $(if $(word 2,$(MCPGEN_SCHEMA_SOURCE)),$(CURDIR)/$(MCPGEN_SCHEMA_SOURCE),$(or $(realpath $(MCPGEN_SCHEMA_SOURCE)),$(abspath $(MCPGEN_SCHEMA_SOURCE))))
+endif
+endif
+# Sub-makes get it from the environment: the relative form given on make's command line is
+# taken out of the assignments make hands down to them (MAKEOVERRIDES, where a space in a
+# value is written "\ ", kept whole here), since there it would win over the environment
+# and be taken from the sub-make's directory.
+MAKEOVERRIDES := $(subst \\,\ ,$(filter-out MCPGEN_SCHEMA_SOURCE=%,$(subst \ ,\\,$(MAKEOVERRIDES))))
 export MCPGEN_SCHEMA_SOURCE
 
 .PHONY: all setup fetch generate check test tests unit conformance lint typecheck format bench dist clean

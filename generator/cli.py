@@ -21,6 +21,7 @@ EXAMPLES = {
 ENVIRONMENT = """\b
 Environment variables:
   MCPGEN_SCHEMA_SOURCE  --from of `schema fetch` and `schema add` when not given: DIR or URL
+                        (a relative DIR is read from the current directory)
   MCPGEN_SCHEMA_DIR     where schemas are fetched to and read from (--schema-dir wins)
   MCPGEN_PINS           the pins file every command reads and `schema add` writes
   XDG_CACHE_HOME        base of the per-user cache directory (default: ~/.cache)

@@ -184,20 +184,48 @@ class UrlSource(Source):
         )
 
 
+def is_url(spec: str) -> bool:
+    """Whether a ``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``) names a URL, not a directory."""
+    return spec.startswith(("http://", "https://"))
+
+
+def mirror_path(spec: str) -> Path:
+    """The directory a ``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``) names, absolute:
+    ``~`` expanded, and a relative path taken against the current directory now, when it
+    is read. Passed on to another process, or kept across a change of directory, it still
+    names the directory the user meant."""
+    path = Path(spec).expanduser()
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: absolute, unresolved, for the message
+        return path.absolute()
+
+
 def make_source(spec: str | None, pins: Pins, commit: str | None = None) -> Source:
-    """``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``): a directory or URL; default upstream."""
+    """``--from`` value (or ``$MCPGEN_SCHEMA_SOURCE``): a directory or URL; default upstream.
+
+    A relative directory is relative to the current directory at the time of this call."""
+    origin = "--from" if spec else f"${SOURCE_ENV}"
     spec = spec or os.environ.get(SOURCE_ENV) or None
     if spec is None:
         return UrlSource(pins, commit=commit)
-    if spec.startswith(("http://", "https://")):
+    if is_url(spec):
         return UrlSource(pins, base=spec, commit=commit)
-    path = Path(spec).expanduser()
-    if not path.is_dir():
+    root = mirror_path(spec)
+    if not root.is_dir():
+        fix = "pass --from" if origin == "--from" else f"set {SOURCE_ENV} to"
+        if Path(spec).expanduser().is_absolute():
+            raise UsageError(
+                f"{root}: not a directory or http(s) URL",
+                f"{fix} a schema mirror's directory or base URL",
+            )
         raise UsageError(
-            f"{spec}: not a directory or http(s) URL",
-            "pass --from DIR|URL of a schema mirror",
+            f"{root}: not a directory or http(s) URL ({origin}={spec}, relative to the "
+            f"current directory {Path.cwd()})",
+            f"{fix} a schema mirror's directory (an absolute path reads the same from every "
+            "directory) or base URL",
         )
-    return DirSource(path)
+    return DirSource(root)
 
 
 def _checked(source: Source, version: str, path: str, expected: str) -> bytes:

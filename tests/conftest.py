@@ -15,12 +15,18 @@ from types import ModuleType
 
 import pytest
 
-from mcpgen.generator.fetch import fetch, make_source
+from mcpgen.generator.fetch import SOURCE_ENV, fetch, is_url, make_source, mirror_path
 from mcpgen.generator.pins import Pins, load_pins, schema_dir
 from mcpgen.generator.pipeline import Inputs, generate
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRROR = Path(os.environ.get("MCPGEN_SCHEMA_SOURCE") or ROOT.parent / "shared" / "mcp-schema")
+# A relative mirror path names a directory from where the tests were started: made absolute
+# here, before any test changes directory, and put back into the environment so that every
+# command a test runs elsewhere (a scaffolded project, a wheel's venv, `make dist`) reads the
+# same mirror. A URL stays as it is.
+if os.environ.get(SOURCE_ENV) and not is_url(os.environ[SOURCE_ENV]):
+    os.environ[SOURCE_ENV] = str(mirror_path(os.environ[SOURCE_ENV]))
+MIRROR = Path(os.environ.get(SOURCE_ENV) or ROOT.parent / "shared" / "mcp-schema")
 PINS = load_pins()
 VERSIONS = PINS.ordered()
 #: Filled by tests, printed at the end of the run.
@@ -80,7 +86,7 @@ def fetched(pins: Pins) -> Path:
     """Every pinned version fetched (a no-op when already up to date)."""
     fetch(
         pins.ordered(),
-        make_source(os.environ.get("MCPGEN_SCHEMA_SOURCE") or str(MIRROR), pins),
+        make_source(os.environ.get(SOURCE_ENV) or str(MIRROR), pins),
         pins,
     )
     return schema_dir()

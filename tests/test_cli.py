@@ -6,6 +6,8 @@ import ast
 import json
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 
 from cli_runner import mcpgen
-from conftest import ROOT
+from conftest import MIRROR, ROOT
 from mcpgen.generator.errors import EXIT_USAGE
 from revisions import synthetic_revision
 
@@ -151,6 +153,77 @@ def test_errors_are_one_line_with_a_hint_and_exit_code(tmp_path: Path, fetched: 
         not (tmp_path / "taken" / "keep.txt").exists()
         and (tmp_path / "taken" / "pyproject.toml").exists()
     )
+
+
+def make_environment() -> dict[str, str]:
+    """The environment of a ``make`` a test starts: nothing of a ``make`` the tests run
+    under (``make tests``), nor its mirror, leaks in."""
+    leaks = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MCPGEN_SCHEMA_SOURCE")
+    return {k: v for k, v in os.environ.items() if k not in leaks}
+
+
+def test_a_relative_schema_source_is_read_from_the_directory_it_was_given_in(
+    tmp_path: Path,
+) -> None:
+    """``MCPGEN_SCHEMA_SOURCE=../mirror`` names the mirror beside the directory it was
+    given in. mcpgen run there reads it; the Makefile, given it there, hands its recipes
+    and their sub-makes the absolute path, which mcpgen run from anywhere else reads too
+    (as tests in temporary directories do under ``make test``); given in a directory
+    where it leads nowhere, the one-line error names the absolute path it looked at."""
+    small = "2024-11-05"  # one schema file
+    shutil.copytree(MIRROR / small, tmp_path / "mirror" / small)
+    mirror = (tmp_path / "mirror").resolve()
+    work = tmp_path / "work"
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    for directory in (work, elsewhere):
+        directory.mkdir(parents=True)
+
+    def fetch_small(cwd: Path, source: str, into: str) -> subprocess.CompletedProcess[str]:
+        env = {"MCPGEN_SCHEMA_SOURCE": source, "MCPGEN_SCHEMA_DIR": str(tmp_path / into)}
+        return cli("schema", "fetch", "--version", small, cwd=cwd, env=env)
+
+    ran = fetch_small(work, "../mirror", "from-work")
+    assert ran.returncode == 0, ran.stderr
+    assert f"{small}: fetched" in ran.stdout
+
+    def source_seen_by_make(given: str) -> list[str]:
+        """What a recipe, and a sub-make in another directory, see of ``given``."""
+        makefile = shlex.quote(str(ROOT / "Makefile"))
+        show = 'mcpgen-source: ; @echo "$$MCPGEN_SCHEMA_SOURCE"'
+        nested = (
+            f"nested: ; @cd {shlex.quote(str(elsewhere))} && "
+            f"$(MAKE) -s --no-print-directory -f {makefile} mcpgen-source"
+        )
+        made = subprocess.run(
+            ["make", "-s", "-f", str(ROOT / "Makefile"), "--eval", show, "--eval", nested]
+            + ["mcpgen-source", "nested", f"MCPGEN_SCHEMA_SOURCE={given}"],
+            cwd=work,
+            env=make_environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert made.returncode == 0, made.stderr
+        return made.stdout.splitlines()
+
+    assert source_seen_by_make("../mirror") == [str(mirror)] * 2
+    ran = fetch_small(elsewhere, str(mirror), "from-elsewhere")
+    assert ran.returncode == 0, ran.stderr
+    assert f"{small}: fetched" in ran.stdout
+    # a URL, and no mirror at all (the upstream URL), are passed on as given
+    url = "http://127.0.0.1:9/mirror"
+    assert source_seen_by_make(url) == [url] * 2
+    assert source_seen_by_make("") == [""] * 2
+
+    # the relative path given where it leads nowhere: one line naming where it looked
+    ran = fetch_small(elsewhere, "../mirror", "nowhere")
+    assert ran.returncode == EXIT_USAGE, (ran.stdout, ran.stderr)
+    (line,) = ran.stderr.splitlines()
+    looked = elsewhere.resolve().parent / "mirror"
+    assert line.startswith(f"error: {looked}: not a directory"), line
+    assert "MCPGEN_SCHEMA_SOURCE=../mirror" in line and str(elsewhere.resolve()) in line, line
+    assert "(hint: " in line and "absolute path" in line, line
+    assert not (tmp_path / "nowhere").exists(), "a failed fetch writes nothing"
 
 
 #: Bad command lines of every kind click rejects, and what the one line must say.

@@ -21,6 +21,7 @@ from cli_runner import Ran, mcpgen
 from conftest import MIRROR, PINS
 from mcpgen.generator.errors import SchemaError, UsageError
 from mcpgen.generator.fetch import (
+    SOURCE_ENV,
     DirSource,
     UrlSource,
     add_pin,
@@ -101,6 +102,33 @@ def test_missing_file_and_unknown_version(tmp_path: Path) -> None:
         PINS.select("1999-01-01")
     with pytest.raises(UsageError):
         make_source(str(tmp_path / "no-such-dir"), PINS)
+
+
+def test_a_relative_mirror_path_is_taken_from_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$MCPGEN_SCHEMA_SOURCE=../mirror`` (or ``--from ../mirror``) names the directory
+    from where it is read, once: the source keeps that directory when the process moves
+    on, and from somewhere the path leads nowhere the error names where it looked."""
+    mirror = mirror_copy(tmp_path, SMALL).resolve()
+    work = tmp_path / "work"
+    deeper = work / "deeper"
+    deeper.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv(SOURCE_ENV, "../mirror")
+    source = make_source(None, PINS)
+    assert isinstance(source, DirSource) and source.root == mirror
+    from_option = make_source("../mirror", PINS)
+    assert isinstance(from_option, DirSource) and from_option.root == mirror
+    monkeypatch.chdir(deeper)
+    assert fetch([SMALL], source, PINS, tmp_path / "schema") == {SMALL: "fetched"}
+    for spec, named in ((None, "$MCPGEN_SCHEMA_SOURCE"), ("../mirror", "--from")):
+        with pytest.raises(UsageError) as info:
+            make_source(spec, PINS)
+        message = info.value.message
+        assert message.startswith(f"{work.resolve() / 'mirror'}: not a directory"), message
+        assert f"{named}=../mirror" in message and str(deeper.resolve()) in message, message
+        assert "absolute path" in info.value.hint
 
 
 def test_malformed_json_is_reported_even_when_the_hash_matches(tmp_path: Path) -> None:
