@@ -370,3 +370,29 @@ def test_a_bad_meta_is_declined_after_a_good_one_with_the_same_start() -> None:
     bad.meta[INFO] = {"name": "lane-test"}  # no version: not an Implementation
     assert not check(app, bad.body(), _headers(bad))
     assert check(app, good.body(), _headers(good))
+
+
+def test_the_lane_and_the_connection_ask_the_same_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No rule of the 2026-07-28 request order lives in two places: the ``_meta`` keys a
+    request must carry and the agreement of its headers with its body are asked of
+    ``modern.meta_refusal`` and ``modern.header_refusal`` by both readers."""
+    from mcpgen.runtime.core import modern
+
+    asked: list[str] = []
+    for name in ("meta_refusal", "header_refusal"):
+        real = getattr(modern, name)
+
+        def counting(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            asked.append(_name)
+            return _real(*args)
+
+        monkeypatch.setattr(modern, name, counting)
+    served = McpHttpApp(build_server())
+    case = Case("tools/call", {"name": "test_simple_text", "arguments": {}})
+    http = mcp_headers(_headers(case), MODERN)
+    assert served.direct.read(case.body(), http) is not None
+    assert sorted(set(asked)) == ["header_refusal", "meta_refusal"]
+    asked.clear()
+    events = served.stateless.receive_parsed(jsonrpc.parse(case.body()), http)
+    assert isinstance(events[0], IncomingRequest)
+    assert sorted(set(asked)) == ["header_refusal", "meta_refusal"]

@@ -88,6 +88,10 @@ _LISTEN_NEEDS: dict[str, tuple[str, ...]] = {
     "taskIds": ("extensions", "io.modelcontextprotocol/tasks"),
 }
 
+#: The modern requests the connection answers itself, no handler behind them: a
+#: reader of stateless requests leaves them to it.
+ANSWERED_BY_CONNECTION = frozenset({"server/discover", "subscriptions/listen"})
+
 
 class Connection:
     """One MCP connection seen from one side.

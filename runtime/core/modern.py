@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -74,21 +74,33 @@ def probe(params: msgspec.Raw | None) -> _Probe | None:
         return None
 
 
+#: The per-request ``_meta`` keys every modern request carries (-32602 without one), and
+#: the :class:`RequestMeta` field of each.
+REQUIRED_META = {PROTOCOL_VERSION: "protocol_version", CLIENT_CAPABILITIES: "client_capabilities"}
+
+
+def meta_refusal(has: Callable[[str], bool]) -> McpError | None:
+    """The refusal of a request whose ``_meta`` lacks a required key (``has(key)``
+    says whether it has ``key``); None when it has them all. The stateless lane and the
+    connection both ask this."""
+    for key in REQUIRED_META:
+        if not has(key):
+            return McpError(
+                INVALID_PARAMS,
+                f"Invalid params: _meta lacks {key}",
+                {"path": f"$.params._meta.{key}"},
+            )
+    return None
+
+
 def check_meta(p: _Probe) -> RequestMeta:
     """The required per-request ``_meta`` keys are present (-32602 otherwise)."""
     meta = p.meta
     if meta is UNSET:
         raise McpError(INVALID_PARAMS, "Invalid params: missing _meta", {"path": "$.params._meta"})
-    for key, value in (
-        (PROTOCOL_VERSION, meta.protocol_version),
-        (CLIENT_CAPABILITIES, meta.client_capabilities),
-    ):
-        if value is UNSET:
-            raise McpError(
-                INVALID_PARAMS,
-                f"Invalid params: _meta lacks {key}",
-                {"path": f"$.params._meta.{key}"},
-            )
+    refusal = meta_refusal(lambda key: getattr(meta, REQUIRED_META[key]) is not UNSET)
+    if refusal is not None:
+        raise refusal
     return meta
 
 
@@ -176,29 +188,51 @@ def encode_header_value(value: str | int | bool) -> str:
     return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
-def check_headers(headers: HttpHeaders, method: str, meta: RequestMeta, p: _Probe) -> None:
-    """Headers must agree with the body (-32020 otherwise); checked after ``check_meta``."""
+def header_refusal(
+    headers: HttpHeaders, method: str, protocol_version: Any, params: Any
+) -> McpError | None:
+    """The refusal (-32020) of a request whose headers disagree with its body: the
+    version its ``_meta`` names, its ``method``, and the name or URI ``params`` carries
+    (``NAME_FIELDS``); None when they agree. The stateless lane and the connection both
+    ask this, the connection after ``check_meta``."""
     if headers.protocol_version is None:
-        raise McpError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
-    if headers.protocol_version != meta.protocol_version:
-        raise McpError(
+        return McpError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header is required")
+    if headers.protocol_version != protocol_version:
+        return McpError(
             HEADER_MISMATCH,
             f"Header mismatch: MCP-Protocol-Version {headers.protocol_version!r} but _meta says "
-            f"{meta.protocol_version!r}",
+            f"{protocol_version!r}",
         )
     if headers.method != method:
-        raise McpError(
+        return McpError(
             HEADER_MISMATCH,
             f"Header mismatch: Mcp-Method {headers.method!r} but the body says {method!r}",
         )
     field_name = NAME_FIELDS.get(method)
-    if field_name is not None:
-        expected = getattr(p, field_name)
-        if headers.name is None or decode_header_value(headers.name.strip()) != expected:
-            raise McpError(
-                HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Name must equal params.{field_name}",
-            )
+    if field_name is not None and not name_agrees(headers.name, getattr(params, field_name)):
+        return McpError(
+            HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{field_name}"
+        )
+    return None
+
+
+def name_agrees(header: str | None, value: Any) -> bool:
+    """Whether an ``Mcp-Name`` header says ``value`` (literally, or in the base64 form)."""
+    if header is None:
+        return False
+    if header == value and not header.startswith("=?"):  # literal and equal: nothing to undo
+        return True
+    try:
+        return decode_header_value(header.strip()) == value
+    except McpError:
+        return False
+
+
+def check_headers(headers: HttpHeaders, method: str, meta: RequestMeta, p: _Probe) -> None:
+    """Headers must agree with the body (-32020 otherwise); checked after ``check_meta``."""
+    refusal = header_refusal(headers, method, meta.protocol_version, p)
+    if refusal is not None:
+        raise refusal
 
 
 def http_status(code: int, protocol: bool = False) -> int | None:

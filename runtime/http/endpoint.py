@@ -29,7 +29,7 @@ from ..core import jsonrpc
 from .auth.resource_server import operation
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
 from ..core.connection import Connection
-from .stateless import DirectLane
+from .stateless import StatelessLane
 from ..core.errors import INVALID_REQUEST
 from .hosts import HostPolicy
 from .answers import Answers
@@ -88,7 +88,7 @@ class McpHttpApp:
         self.sessions = SessionTable(limits)
         #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
         self.stateless: Connection = server.connection()
-        self.direct = DirectLane(self.stateless)
+        self.direct = StatelessLane(self.stateless)
         self.legacy = server.versions.of_era("legacy")
         self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
         self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)

@@ -32,7 +32,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..core import jsonrpc, modern
-from ..core.connection import Connection
+from ..core.connection import ANSWERED_BY_CONNECTION, Connection
 from ..core.errors import McpError
 from ..core.events import IncomingRequest, Inputs
 from ..core.jsonrpc import RequestId
@@ -40,15 +40,13 @@ from ..core.binding import MethodSpec
 from ..core.negotiation import package_of
 from ..core.json_values import as_object
 
-#: Methods the general path answers itself (no params handler behind them).
-_GENERAL = frozenset({"server/discover", "subscriptions/listen"})
 #: Distinct ``_meta`` texts remembered (all are forgotten when one more comes), and the
 #: longest remembered: at most 64 × 2 KiB of keys, whatever the clients send.
 META_CACHE_ENTRIES = 64
 META_CACHE_TEXT_BYTES = 2048
 
 
-class DirectLane:
+class StatelessLane:
     """Reads single modern requests for ``conn`` (a stateless server connection)."""
 
     def __init__(self, conn: Connection) -> None:
@@ -111,7 +109,7 @@ class DirectLane:
             if not self._usable(meta):
                 return None
             peer = modern.Peer(self.conn.local, meta)
-        if not _names_agree(method, params, http):
+        if modern.header_refusal(http, method, version, params) is not None:
             return None
         inputs = None
         if method in modern.INPUT_METHODS:
@@ -124,12 +122,13 @@ class DirectLane:
         return IncomingRequest(request.id, local, params, meta, None, peer, inputs, http)
 
     def _usable(self, meta: Any) -> TypeGuard[dict[str, Any]]:
-        """A modern request's ``_meta`` names this lane's version and the capabilities."""
+        """A modern request's ``_meta`` has every key it must (``modern.meta_refusal``)
+        and names this lane's version."""
         found = as_object(meta)
         return (
             found is not None
-            and found.get(modern.PROTOCOL_VERSION) == self.version
-            and modern.CLIENT_CAPABILITIES in found
+            and modern.meta_refusal(found.__contains__) is None
+            and found[modern.PROTOCOL_VERSION] == self.version
         )
 
     def _meta(self, text: bytes, known: _Reader) -> tuple[Any, modern.Peer] | None:
@@ -153,7 +152,7 @@ class DirectLane:
         """How ``method`` is read, remembered; None when the general path answers it (a
         stateful connection, no params, a method not served here)."""
         conn = self.conn
-        if conn.version is not None or method in _GENERAL:
+        if conn.version is not None or method in ANSWERED_BY_CONNECTION:
             return None
         if conn.local.extension_of("client", method) is not None:
             return None  # the general path checks that the client declared it
@@ -241,20 +240,3 @@ def _request_decoder(params_type: Any, dec_hook: Any) -> msgspec.json.Decoder[An
         kw_only=True,
     )
     return msgspec.json.Decoder(envelope, dec_hook=dec_hook)
-
-
-def _names_agree(method: str, params: Any, http: modern.HttpHeaders) -> bool:
-    """``Mcp-Name`` equals the params field it mirrors (methods without one: trivially)."""
-    field = modern.NAME_FIELDS.get(method)
-    if field is None:
-        return True
-    name = http.name
-    if name is None:
-        return False
-    value = getattr(params, field)
-    if name == value and not name.startswith("=?"):  # literal and equal: nothing to undo
-        return True
-    try:
-        return modern.decode_header_value(name.strip()) == value
-    except McpError:
-        return False
