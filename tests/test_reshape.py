@@ -20,10 +20,13 @@ from conftest import REPORT, VERSIONS
 from mcpgen.generated import _reshape, _support
 from mcpgen.generated.v2024_11_05 import types as t24
 from mcpgen.generated.v2025_03_26 import types as t25
+from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
+from mcpgen.runtime import Server
 
 #: The versions whose upstream schemas come with examples.
 WITH_EXAMPLES = ("2026-07-28", "draft")
+CLIENT = {"name": "test-reshape", "version": "1"}
 
 
 class SlowPath:
@@ -220,3 +223,19 @@ def test_recursive_types_plan_and_reshape_as_before(slow_path: SlowPath) -> None
     got = outcome(lambda: t18.reshape(plain, target, source=type(value)))
     assert slow_path.runs == 0
     assert got[0] == "value" and got == before(plain, target)
+
+
+def test_a_newer_answer_to_an_older_peer_takes_no_slow_path_on_the_wire(
+    slow_path: SlowPath,
+) -> None:
+    """Through the runtime: a 2026-07-28 result answered to a 2024-11-05 session."""
+    conn = Server(s.ServerHandlers(), name="reshape").connection()
+    hello = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": CLIENT}
+    conn.receive(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+    conn.receive(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    result = t.CallToolResult(
+        content=[t.TextContent(text="{}", meta={"k": 1})], structured_content={}
+    )
+    frame = json.loads(conn.result(1, result, "tools/call"))
+    assert frame["result"] == {"content": [{"type": "text", "text": "{}"}]}
+    assert slow_path.runs == 0
