@@ -185,11 +185,6 @@ def is_open(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, OpenObject)
 
 
-def fields_of(obj: OpenObject) -> Mapping[str, Any]:
-    """The declared keys of an open object present on it, by attribute name."""
-    return {n: obj[s.wire] for n, s in type(obj).__keys__.items() if s.wire in obj}
-
-
 # -- what the generated dispatch tables and stubs share with a runtime --------------------
 
 
