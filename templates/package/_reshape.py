@@ -62,13 +62,13 @@ def plan(source: Any, target: Any) -> Step | None:
     when there is nothing to drop (or ``source`` is no generated type: a plain ``dict``
     holds whatever it holds, and is better converted as it is)."""
     try:
-        return _plans[source, target]
+        return plans[source, target]
     except KeyError:
         pass
     except TypeError:  # an unhashable type: not one of ours
         return None
-    if len(_plans) >= MAX_PLANS or len(_parts) >= MAX_PARTS:
-        _plans.clear()
+    if len(plans) >= MAX_PLANS or len(_parts) >= MAX_PARTS:
+        plans.clear()
         _parts.clear()
     # a class made to carry undeclared keys plans as its base: those keys take the slow path
     base = getattr(source, "__undeclared_base__", source)
@@ -78,11 +78,12 @@ def plan(source: Any, target: Any) -> Step | None:
         step = None
     else:
         step = _pair(s, t) if isinstance(s, (mi.StructType, mi.CustomType)) else None
-    _plans[source, target] = step
+    plans[source, target] = step
     return step
 
 
-_plans: dict[tuple[Any, Any], Step | None] = {}
+#: The plan of each (source, target) pair met, by the pair (``reshape`` looks here first).
+plans: dict[tuple[Any, Any], Step | None] = {}
 
 
 class _Part:
@@ -195,25 +196,27 @@ def _struct(s: mi.StructType, t: mi.StructType) -> Step | None:
 
 
 def _object(drop: tuple[str, ...], nested: tuple[tuple[str, Step], ...]) -> Step:
+    """Drops the keys ``drop`` of an object (one check when it holds none) and plans the
+    values of ``nested``. The step's ``watched`` names every key it acts on, so that a
+    caller can let an object holding none of them through without calling it."""
+    dropped = frozenset(drop)
+    watched = dropped | {wire for wire, _ in nested}
+
     def step(raw: Any) -> Any:
         if type(raw) is not dict:
             return raw
-        out = None
-        for wire in drop:
-            if wire in raw:
-                if out is None:
-                    out = raw.copy()
-                del out[wire]
+        out = raw if dropped.isdisjoint(raw) else {k: v for k, v in raw.items() if k not in dropped}
         for wire, inner in nested:
-            value = raw.get(wire, MISSING)
+            value = out.get(wire, MISSING)
             if value is not MISSING:
                 new = inner(value)
                 if new is not value:
-                    if out is None:
+                    if out is raw:
                         out = raw.copy()
                     out[wire] = new
-        return raw if out is None else out
+        return out
 
+    step.watched = watched  # type: ignore[attr-defined]  # for _each_tagged
     return step
 
 
@@ -326,11 +329,57 @@ def _is_object(info: Any) -> bool:
 
 
 def _each(inner: Step) -> Step:
+    """Plans every item of an array (copied if one changes)."""
+    tagged = getattr(inner, "tagged", None)
+    if tagged is not None:
+        return _each_tagged(*tagged)
+
     def step(raw: Any) -> Any:
         if type(raw) is not list:
             return raw
         out = None
         for i, value in enumerate(raw):
+            new = inner(value)
+            if new is not value:
+                if out is None:
+                    out = raw.copy()
+                out[i] = new
+        return raw if out is None else out
+
+    return step
+
+
+def _each_tagged(field: str, steps: dict[Any, Step]) -> Step:
+    """:func:`_each` of a union decided by one tag field, the lookup done in the loop; an
+    item holding none of the keys its member's plan watches is not passed to it."""
+    watching = {tag: (inner, getattr(inner, "watched", None)) for tag, inner in steps.items()}
+    # the keys any member's plan watches (None: some plan watches them all): an item
+    # holding none of them needs no lookup
+    sets: list[frozenset[str] | None] = [w for _, w in watching.values()]
+    every = None if None in sets else frozenset().union(*(w for w in sets if w is not None))
+
+    def step(raw: Any) -> Any:
+        if type(raw) is not list:
+            return raw
+        if every is not None:
+            for value in raw:
+                if type(value) is dict and not every.isdisjoint(value):
+                    break
+            else:
+                return raw  # the common case: no item holds anything to drop
+        out = None
+        for i, value in enumerate(raw):
+            if type(value) is not dict:
+                continue
+            try:
+                found = watching.get(value.get(field))
+            except TypeError:  # an unhashable tag value
+                continue
+            if found is None:
+                continue
+            inner, watched = found
+            if watched is not None and watched.isdisjoint(value):
+                continue
             new = inner(value)
             if new is not value:
                 if out is None:
@@ -408,6 +457,7 @@ def _by_tag(s: Any, t: Any, parts: dict[tuple[int, int], Step | None]) -> Step |
             return raw
         return raw if inner is None else inner(raw)
 
+    step.tagged = (field, steps)  # type: ignore[attr-defined]  # for _each
     return step
 
 

@@ -29,7 +29,7 @@ import msgspec
 from . import _undeclared
 from ._decoding import TOO_DEEP, dec_hook, rethrow
 from ._open import OpenObject, key
-from ._reshape import plan
+from ._reshape import plan, plans
 from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
 from ._unions import UnionType, register_union
 
@@ -143,7 +143,10 @@ def reshape(obj: Any, tp: Any, source: Any = None) -> Any:
     The result is the same either way; keys the plan cannot foresee (ones no definition
     declares, kept on the value when it was decoded) still take the slow path."""
     if source is not None:
-        step = plan(source, tp)
+        try:
+            step = plans[source, tp]
+        except (KeyError, TypeError):
+            step = plan(source, tp)  # the first time (or never, for an unhashable type)
         if step is not None:
             try:
                 obj = step(obj)
