@@ -10,6 +10,7 @@ BENCHMARKS: dict[str, str] = {
     "http_calls": "tools/call req/s and latency over Streamable HTTP (uvicorn, wrk): mcpgen vs the SDK vs bare ASGI",
     "scaffold": "mcpgen new + fresh venv + pip install + first tool call from the SDK client",
     "app_instructions": "instructions and simulated cache misses per HTTP tools/call of each ASGI app in process (cachegrind)",
+    "reshape": "server CPU per tools/call of a 2026-07-28 App answered to a 2024-11-05 peer vs a 2026-07-28 one, and reshape() alone",
     "auth_cost": "what OAuth costs an HTTP tools/call: unprotected vs a cached token vs a new JWT each request (in process; cachegrind)",
     "tasks_load": "1,000 tasks at once in both eras: none lost, memory before / at peak / after their TTL",
     "fuzz": "mutated valid traffic over stdio and HTTP: crashes, hangs, 5xx, non-JSON-RPC answers, missing answers, wrong codes (20,000 cases per transport)",

@@ -24,9 +24,6 @@ class Constraints(msgspec.Struct, frozen=True, omit_defaults=True):
     max_length: int | None = None
     pattern: str | None = None
 
-    def is_empty(self) -> bool:
-        return self == Constraints()
-
 
 # -- type expressions -------------------------------------------------------------------
 

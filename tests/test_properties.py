@@ -40,8 +40,10 @@ Bugs found are listed in ``KNOWN_BUGS``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fnmatch
+import importlib
 import json
 import math
 import os
@@ -775,6 +777,91 @@ def test_valid_instances_decode_and_round_trip(
         f"{stats['valid']} instances ({stats['with undeclared keys']} with undeclared keys, kept), "
         f"relaxed required: {sorted(set(f for _, f in oracle.relaxed))}"
     )
+
+
+def _check_reshape(
+    generated: dict[str, ModuleType],
+    oracle: Oracle,
+    name: str,
+    stats: Counter[str],
+    examples: int,
+) -> None:
+    source = generated[oracle.version]
+    tp = source.DEFINITIONS[name]
+    targets = [
+        (v, types, types.DEFINITIONS[name])
+        for v, types in generated.items()
+        if v != oracle.version and name in types.DEFINITIONS
+    ]
+    if not targets:
+        return
+    support = importlib.import_module(source.__name__.rsplit(".", 2)[0] + "._support")
+    converted = support._converted
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(instance=valid_instances(oracle, name))
+    def prop(instance: Any) -> None:
+        value = source.decode(json.dumps(instance).encode(), tp)
+        plain = msgspec.to_builtins(value)
+        foreseen = not carries_undeclared(source, value)
+        for version, types, target in targets:
+            where = f"{oracle.version} {name} → {version}"
+            note(f"{where}: {plain!r}")
+            with _counting(support) as slow:
+                got = _outcome(lambda: types.reshape(plain, target, source=type(value)))
+            want = _outcome(lambda: converted(plain, target, keep_undeclared=False))
+            assert got == want, f"{where}: reshaped by plan differently"
+            assert slow.runs == 0 or not foreseen, f"{where}: the slow path ran"
+            stats["reshaped" if got[0] == "value" else "refused alike"] += 1
+            stats["slow path (undeclared keys)"] += slow.runs
+
+    prop()
+
+
+class _Runs:
+    runs = 0
+
+
+@contextlib.contextmanager
+def _counting(support: ModuleType) -> Iterator[_Runs]:
+    """Counts the runs of the slow path of ``support`` (only a failed conversion leads
+    there) while the block runs."""
+    counter, keeping = _Runs(), support._keeping
+
+    def counted(raw: Any, tp: Any, put_back: bool = True) -> Any:
+        counter.runs += 1
+        return keeping(raw, tp, put_back)
+
+    setattr(support, "_keeping", counted)
+    try:
+        yield counter
+    finally:
+        setattr(support, "_keeping", keeping)
+
+
+def _outcome(reshape: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return ("value", json.loads(msgspec.json.encode(reshape())))
+    except msgspec.ValidationError as exc:
+        return ("error", str(exc))
+
+
+@pytest.mark.parametrize(("version", "examples"), RUNS)
+def test_valid_instances_reshape_to_every_version_by_plan_as_before(
+    version: str, examples: int, generated: dict[str, ModuleType], oracles: dict[str, Oracle]
+) -> None:
+    """A valid instance, decoded, made the same definition of every other version with
+    its type given (dropped by plan) gives what reshaping without it gives (found by a
+    failed conversion, then the slow path); the slow path runs only for keys no
+    definition declares."""
+    oracle = oracles[version]
+    stats: Counter[str] = Counter()
+    for name in oracle.names:
+        _check_reshape(generated, oracle, name, stats, examples)
+    REPORT[f"properties, reshaped by plan, {version}{run_name(examples)}"] = ", ".join(
+        f"{k} {n}" for k, n in sorted(stats.items())
+    )
+    assert stats["reshaped"] > 0
 
 
 #: A few values of every JSON kind: a definition that accepts them all accepts any JSON

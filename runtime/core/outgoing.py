@@ -198,14 +198,14 @@ def _repair(root: Any, error: str, version: VersionInfo, tried: set[tuple[int, s
     return False
 
 
-def express(plain: Any, peer_type: Any, version: VersionInfo, what: str) -> Any:
-    """``plain`` (builtins) as ``peer_type`` of ``version``, with every construct that
-    version cannot express converted; raises ``McpError`` (internal error, details logged
-    here) when the value cannot be made valid."""
+def express(plain: Any, peer_type: Any, version: VersionInfo, what: str, source: Any = None) -> Any:
+    """``plain`` (builtins of a ``source`` type, if known) as ``peer_type`` of ``version``, with
+    every construct that version cannot express converted; raises ``McpError`` (internal
+    error, details logged here) when the value cannot be made valid."""
     tried: set[tuple[int, str]] = set()
     for _ in range(MAX_REPAIRS):
         try:
-            return version.binding.types.reshape(plain, peer_type)
+            return version.binding.types.reshape(plain, peer_type, source)
         except msgspec.ValidationError as exc:
             if _repair(plain, str(exc), version, tried):
                 continue
@@ -256,7 +256,7 @@ class Wire:
         obj = as_object(plain)
         if key and key != version.rules.result_type_key and obj is not None:
             obj.pop(key, None)
-        return express(plain, peer_type, version, what)
+        return express(plain, peer_type, version, what, value.__class__)
 
     def result(self, value: Any, method: str, version: VersionInfo, peer_type: Any) -> Any:
         """The answer to ``method`` as the peer's version must see it."""

@@ -1,7 +1,8 @@
 """Decode support shared by the generated protocol modules of this package.
 
 Written by hand, copied verbatim next to the generated modules (with ``_decoding.py``,
-``_open.py`` and ``_unions.py``); it depends on msgspec only.
+``_open.py``, ``_reshape.py``, ``_undeclared.py`` and ``_unions.py``); it depends on
+msgspec only.
 
 msgspec decodes most MCP types natively. Two shapes need help, and both are routed through
 one decode hook:
@@ -28,6 +29,7 @@ import msgspec
 from . import _undeclared
 from ._decoding import TOO_DEEP, dec_hook, rethrow
 from ._open import OpenObject, key
+from ._reshape import plan, plans
 from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
 from ._unions import UnionType, register_union
 
@@ -128,9 +130,28 @@ def convert(obj: Any, tp: Any) -> Any:
     return _converted(obj, tp, keep_undeclared=True)
 
 
-def reshape(obj: Any, tp: Any) -> Any:
+def reshape(obj: Any, tp: Any, source: Any = None) -> Any:
     """Like :func:`convert`, but keys ``tp`` does not declare are dropped, not kept: a
-    value of one protocol version made a value of another, which lacks some fields."""
+    value of one protocol version made a value of another, which lacks some fields.
+
+    ``source`` is the type ``obj`` is a value of (``obj`` being its builtins, as
+    ``msgspec.to_builtins`` gives them). With it, what that type has and ``tp`` lacks is
+    dropped before converting, by a plan worked out once per pair of types
+    (``_reshape.py``), and the conversion succeeds at its first try. Without it, the keys
+    to drop are found by a conversion that fails, then a walk of the whole value (the
+    slow path, several times slower), which counts them against ``max_undeclared_keys``.
+    The result is the same either way; keys the plan cannot foresee (ones no definition
+    declares, kept on the value when it was decoded) still take the slow path."""
+    if source is not None:
+        try:
+            step = plans[source, tp]
+        except (KeyError, TypeError):
+            step = plan(source, tp)  # the first time (or never, for an unhashable type)
+        if step is not None:
+            try:
+                obj = step(obj)
+            except RecursionError:
+                pass  # too deep to walk: the conversion says so, in its words
     return _converted(obj, tp, keep_undeclared=False)
 
 
@@ -165,11 +186,6 @@ def to_builtins(obj: Any) -> Any:
 
 def is_open(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, OpenObject)
-
-
-def fields_of(obj: OpenObject) -> Mapping[str, Any]:
-    """The declared keys of an open object present on it, by attribute name."""
-    return {n: obj[s.wire] for n, s in type(obj).__keys__.items() if s.wire in obj}
 
 
 # -- what the generated dispatch tables and stubs share with a runtime --------------------

@@ -77,7 +77,7 @@ def keep(raw: Any, tp: Any, put_back: bool = True) -> Any:
 def _keep(raw: Any, tp: Any, kept: _Kept) -> Any:
     outer, kept.at = kept.at, {}
     try:
-        stripped = _strip(raw, _info(tp), (), kept)
+        stripped = _strip(raw, info_of(tp), (), kept)
         try:
             value = msgspec.convert(stripped, tp, dec_hook=dec_hook)
         except msgspec.ValidationError as exc:
@@ -92,7 +92,8 @@ def _keep(raw: Any, tp: Any, kept: _Kept) -> Any:
 # -- 1: what a type declares, walked along the value ---------------------------------------------
 
 
-def _info(tp: Any) -> Any:
+def info_of(tp: Any) -> Any:
+    """msgspec's description of ``tp`` (cached)."""
     info = _infos.get(tp)
     if info is None:
         info = _infos[tp] = mi.type_info(tp)
@@ -120,7 +121,7 @@ def _strip(raw: Any, info: Any, path: Path, kept: _Kept) -> Any:
         out = {k: _strip(v, info.value_type, (*path, k), kept) for k, v in raw.items()}
         return out if any(out[k] is not raw[k] for k in raw) else raw
     if isinstance(info, mi.UnionType):
-        member = _native_member(raw, info.types)
+        member = native_member(raw, info.types)
         return raw if member is None else _strip(raw, member, path, kept)
     if isinstance(info, mi.CustomType):
         return _strip_custom(raw, info.cls, path, kept)
@@ -140,7 +141,7 @@ def _strip_struct(raw: dict[str, Any], info: Any, path: Path, kept: _Kept) -> An
     return out if len(out) != len(raw) or any(out[k] is not raw[k] for k in out) else raw
 
 
-def _native_member(raw: Any, members: tuple[Any, ...]) -> Any:
+def native_member(raw: Any, members: tuple[Any, ...]) -> Any:
     """The member of a union msgspec decodes natively that ``raw`` goes to."""
     kind = kind_of(raw)
     for m in members:
@@ -162,8 +163,8 @@ def _strip_custom(raw: Any, cls: type, path: Path, kept: _Kept) -> Any:
         if type(raw) is not dict:
             return raw
         shape = plan()
-        declared = {f.encode_name: f.type for f in _info(shape.shape).fields}
-        extra = _info(shape.extra) if shape.extra is not None else None
+        declared = {f.encode_name: f.type for f in info_of(shape.shape).fields}
+        extra = info_of(shape.extra) if shape.extra is not None else None
         out = {}
         for k, v in raw.items():
             typed = declared.get(k, extra)
@@ -179,7 +180,7 @@ def _strip_union(raw: Any, node: tuple[Any, ...], path: Path, kept: _Kept) -> An
     while True:
         op = node[0]
         if op == "pick":
-            return _strip(raw, _info(node[1]), path, kept)
+            return _strip(raw, info_of(node[1]), path, kept)
         if op == "kind":
             node = node[1].get(kind_of(raw))
         elif op == "first":
