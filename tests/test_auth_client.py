@@ -1,4 +1,4 @@
-"""The client's OAuth flows (runtime/auth_client*.py) against a test authorization server
+"""The client's OAuth flows (runtime/client/auth/) against a test authorization server
 and an mcpgen server protected by it, in process (tests/oauth_world.py): each grant, each
 way of being a client, scope selection and step-up, refresh, migration, both eras; and the
 pieces (challenges, discovery URLs, resource and issuer rules) one by one."""

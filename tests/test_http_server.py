@@ -754,7 +754,19 @@ def test_runtime_client_names_stay_functions_once_the_transports_are_loaded() ->
 
     import mcpgen.runtime as runtime
 
-    for module in ("client", "http", "http_client_transport", "stdio", "session", "server"):
+    for module in (
+        "core",
+        "aio",
+        "tasks",
+        "server",
+        "http",
+        "http.endpoint",
+        "client",
+        "client.http",
+        "app",
+        "testing",
+        "lowlevel",
+    ):
         importlib.import_module(f"mcpgen.runtime.{module}")
     for name in runtime.__all__:
         assert not isinstance(getattr(runtime, name), type(runtime)), name

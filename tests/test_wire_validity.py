@@ -39,6 +39,7 @@ from mcp import Client as SdkClient
 from mcp import StdioServerParameters
 
 from conftest import REPORT, ROOT
+from mcpgen.runtime.http.endpoint import McpHttpApp
 from mcpgen.runtime.client import http_client, stdio_client
 from wire_capture import Recording, serving, stdio_messages, stop_captured
 from wire_clients import HANDSHAKE, Drive, Ours, Sdk, drive, on_log, our_client
@@ -228,7 +229,7 @@ async def test_every_message_sent_is_valid(
 ) -> None:
     target = scaffold if server == "scaffold" else EVERYTHING
     capture = tmp_path / "capture.txt"
-    recording = Recording(target.build().http_app()) if transport == "http" else None
+    recording = Recording(McpHttpApp(target.build())) if transport == "http" else None
 
     def wire() -> list[Sent]:
         return recording.messages(oracle) if recording else stdio_messages(capture, oracle)
