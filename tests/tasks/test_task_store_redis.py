@@ -414,7 +414,7 @@ def test_the_runtime_core_does_not_import_redis() -> None:
 def test_the_task_engine_runs_across_two_servers_sharing_redis(cluster: Cluster) -> None:
     """A 2026-07-28 task started on one server is seen, answered and cancelled through
     another: the answers and the cancellation reach the handler where it runs."""
-    from test_tasks_modern import OPTED, make_app as tools_app  # (puts the root on sys.path)
+    from support.task_apps import OPTED, make_app as tools_app
     from support.sansio import RawPeer, modern, serving
 
     async def result(peer: RawPeer, rid: int, method: str, params: Any) -> Any:

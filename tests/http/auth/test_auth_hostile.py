@@ -29,17 +29,8 @@ from support.auth_server import AuthServer, b64url
 from support.checkout import REPORT
 from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
 from mcpgen.runtime.core.log_limit import MAX_CAUSES, OTHER, RateLimitedLog
-from test_auth_http import (
-    BASE_SCOPE,
-    ISSUER,
-    META,
-    MODERN,
-    RESOURCE,
-    Setup,
-    assert_refused,
-    make_app,
-    run,
-)
+from peers.auth_app import BASE_SCOPE, ISSUER, RESOURCE, make_app
+from support.protected_app import META, MODERN, Setup, assert_refused, run
 
 # -- what a broken authorization server sends ----------------------------------------------
 

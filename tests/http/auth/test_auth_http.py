@@ -19,16 +19,15 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from support.asgi_driver import Reply, call, initialize, request
+from support.asgi_driver import call, initialize, request
 from support.auth_server import AuthServer, b64url
-from mcpgen.runtime import IntrospectionVerifier, JwtVerifier, Principal
+from mcpgen.runtime import JwtVerifier, Principal
 from mcpgen.runtime.http.auth.principal import InvalidToken
 from mcpgen.runtime.tasks.engine import session_owner
 
@@ -37,78 +36,16 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
 from peers.auth_app import BASE_SCOPE, ISSUER, RESOURCE, make_app  # noqa: E402
+from support.protected_app import (  # noqa: E402
+    META,
+    MODERN,
+    Setup,
+    assert_refused,
+    challenge,
+    run,
+)
 
-MODERN, LEGACY = "2026-07-28", "2025-11-25"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-METADATA_URL = "http://127.0.0.1:3001/.well-known/oauth-protected-resource/mcp"
-
-
-def run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 20))  # type: ignore[arg-type]
-
-
-class Setup:
-    """An authorization server and a protected app whose verifier reaches it in process."""
-
-    def __init__(self, verifier: str = "jwt", **options: Any) -> None:
-        self.az = AuthServer(ISSUER, RESOURCE)
-        transport = httpx.ASGITransport(app=self.az)  # type: ignore[arg-type]
-        self.http = httpx.AsyncClient(transport=transport, base_url=ISSUER)
-        if verifier == "jwt":
-            options.setdefault("jwks_uri", f"{ISSUER}/jwks")
-            self.verifier: Any = JwtVerifier(
-                issuer=ISSUER, audience=RESOURCE, http=self.http, **options
-            )
-        else:
-            self.verifier = IntrospectionVerifier(
-                audience=RESOURCE, issuer=ISSUER, http=self.http, **options
-            )
-        self.app = make_app(self.verifier).http_app()
-
-    def token(self, scope: str = BASE_SCOPE, **claims: Any) -> str:
-        return self.az.mint(scope, **claims)
-
-    async def tool(
-        self, name: str, token: str | None, arguments: dict[str, Any] | None = None, **h: str
-    ) -> Reply:
-        """A stateless 2026-07-28 ``tools/call`` (headers-first lane)."""
-        body = request(1, "tools/call", {"name": name, "arguments": arguments or {}, "_meta": META})
-        headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name}
-        if token is not None:
-            headers["authorization"] = f"Bearer {token}"
-        return await call(self.app, body=body, headers={**headers, **h})
-
-    async def good(self) -> None:
-        """A good request is served."""
-        reply = await self.tool("echo", self.token(), {"text": "hi"})
-        assert reply.status == 200, reply
-        assert reply.json()["result"]["content"][0]["text"] == "echo: hi"
-
-
-def challenge(reply: Reply) -> dict[str, str]:
-    """The auth-params of the reply's ``WWW-Authenticate: Bearer`` challenge."""
-    header = reply.headers["www-authenticate"]
-    assert header.startswith("Bearer "), header
-    params: dict[str, str] = {}
-    for part in header[len("Bearer ") :].split('", '):
-        key, _, value = part.partition("=")
-        params[key.strip()] = value.strip().strip('"')
-    return params
-
-
-def assert_refused(reply: Reply, status: int, error: str | None) -> dict[str, str]:
-    """Refused with ``status``, a JSON-RPC error body and no data at all."""
-    assert reply.status == status, reply
-    body = reply.json()
-    assert set(body) == {"jsonrpc", "id", "error"}, body
-    assert "result" not in reply.body.decode() and "echo:" not in reply.body.decode()
-    params = challenge(reply)
-    assert params["resource_metadata"] == METADATA_URL
-    assert params.get("error") == error, params
-    return params
+LEGACY = "2025-11-25"
 
 
 # -- metadata ------------------------------------------------------------------------------
