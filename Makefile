@@ -57,14 +57,15 @@ tests: generate
 	$(BIN)/pytest -q
 
 # The fast tests alone (sans-IO core, in-memory transports, the ASGI app in process,
-# the generator): what to run while working.
+# the generator): what to run while working. Left out as slow: tests/interop/ and the
+# modules and tests marked `slow` (real processes, sockets and peers, long runs).
 unit: generate
 	$(BIN)/pytest -q -m "not slow"
 
 # The official MCP conformance suite (Node 22 and the suite come from the npm registry,
 # cached in .cache/conformance): the everything server over HTTP, and our client.
 conformance: generate
-	$(BIN)/python tests/conformance_suite.py
+	$(BIN)/python tests/interop/conformance_suite.py
 
 format: setup
 	$(BIN)/black generator runtime tests examples bench templates/package mcpgen/__init__.py mcpgen/__main__.py

@@ -1,16 +1,23 @@
-"""The long run of the fuzz suite (``tests/fuzzing.py``) against ``examples/everything``."""
+"""The long run of the fuzz suite (``tests/support/fuzzing.py``) against ``examples/everything``."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
-
-from tests.fuzz_report import KINDS, Tally
-from tests.fuzzing import run
 
 from . import BENCHMARKS
 from .harness import emit, load, load_note, note, table
+
+# The fuzz engine lives with the tests, which import it from tests/ as ``support``.
+TESTS = str(Path(__file__).resolve().parents[1] / "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+
+from support.fuzz_report import KINDS, Tally  # noqa: E402
+from support.fuzzing import run  # noqa: E402
 
 TRANSPORTS = ("stdio", "http", "uvicorn")
 

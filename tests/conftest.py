@@ -1,4 +1,6 @@
-"""Shared fixtures: the pinned schemas (fetched from the mirror) and the generated package."""
+"""Shared fixtures: the pinned schemas (fetched from the mirror), the generated package and
+a real redis-server. What tests import rather than receive as fixtures is in ``support/``;
+which tests are slow is said where they are (``interop/conftest.py``, ``pytestmark``)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import hashlib
 import importlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from importlib.metadata import version as installed_version
@@ -15,49 +16,22 @@ from types import ModuleType
 
 import pytest
 
-from mcpgen.generator.fetch import SOURCE_ENV, fetch, is_url, make_source, mirror_path
-from mcpgen.generator.pins import Pins, load_pins, schema_dir
+from mcpgen.generator.fetch import SOURCE_ENV, fetch, make_source
+from mcpgen.generator.pins import Pins, schema_dir
 from mcpgen.generator.pipeline import Inputs, generate
 
-ROOT = Path(__file__).resolve().parent.parent
-# A relative mirror path names a directory from where the tests were started: made absolute
-# here, before any test changes directory, and put back into the environment so that every
-# command a test runs elsewhere (a scaffolded project, a wheel's venv, `make dist`) reads the
-# same mirror. A URL stays as it is.
-if os.environ.get(SOURCE_ENV) and not is_url(os.environ[SOURCE_ENV]):
-    os.environ[SOURCE_ENV] = str(mirror_path(os.environ[SOURCE_ENV]))
-MIRROR = Path(os.environ.get(SOURCE_ENV) or ROOT.parent / "shared" / "mcp-schema")
-PINS = load_pins()
-VERSIONS = PINS.ordered()
-#: Filled by tests, printed at the end of the run.
-REPORT: dict[str, str] = {}
-#: Suites that prove what only real processes, pipes, sockets and peers can, or run long
-#: (fuzzing, floods): marked ``slow``. ``make unit`` leaves them out; ``make test`` and CI
-#: run everything.
-SLOW_MODULES = frozenset(
-    {
-        "test_app_sdk",
-        "test_cli",
-        "test_dist",
-        "test_floods",
-        "test_fuzz",
-        "test_http_serve",
-        "test_http_server",
-        "test_interop_http",
-        "test_interop_sdk",
-        "test_readme",
-        "test_scaffold",
-        "test_stdio_limits",
-        "test_stdio_runtime",
-        "test_wire_validity",
-    }
+from support.checkout import (
+    MIRROR,
+    PINS,
+    PYRIGHT_TEST,
+    REPORT,
+    ROOT,
+    VERSIONS,
+    pyright_of_generated,
+    stop_pyright,
 )
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.stem in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
+_pyright_wanted = False
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -66,9 +40,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _pyright is not None and _pyright.poll() is None:  # its test was not reached
-        _pyright.kill()
-        _pyright.communicate()
+    stop_pyright()  # its test was not reached
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -90,37 +62,6 @@ def fetched(pins: Pins) -> Path:
         pins,
     )
     return schema_dir()
-
-
-#: The test that type-checks ``mcpgen/generated`` with pyright, a process of a few seconds:
-#: when it is selected, pyright starts as soon as the package is up to date and runs on
-#: another core while the tests before it run.
-PYRIGHT_TEST = "test_generated_modules_pass_pyright"
-_pyright_wanted = False
-_pyright: subprocess.Popen[str] | None = None
-
-
-def pyright_of_generated() -> subprocess.Popen[str]:
-    """pyright over the checkout's ``generated/`` (standard mode, Python 3.10), started
-    once per session; read its outcome with ``communicate()``."""
-    global _pyright
-    if _pyright is None:
-        pyright = Path(sys.executable).parent / "pyright"
-        _pyright = subprocess.Popen(
-            [
-                str(pyright),
-                "--pythonpath",
-                sys.executable,
-                "--pythonversion",
-                "3.10",
-                str(ROOT / "generated"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd="/",
-        )
-    return _pyright
 
 
 #: What the last generation by the ``generated`` fixture read and wrote (digests).
@@ -179,9 +120,9 @@ def generated(fetched: Path) -> dict[str, ModuleType]:
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    """A real redis-server on 127.0.0.1 for the session (tests/redis_server.py): its URL.
+    """A real redis-server on 127.0.0.1 for the session (tests/support/redis_server.py): its URL.
     No redis-server binary is a failure, not a skip."""
-    from redis_server import RedisServer
+    from support.redis_server import RedisServer
 
     with RedisServer() as server:
         yield server.url

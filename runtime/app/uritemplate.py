@@ -48,7 +48,7 @@ before a ``{?y}``); the undefined variables of ``{x,y}``, ``{/x,y}`` and ``{.x,y
 trailing; an exploded one that is not last has the later ones defined; a ``{x}`` or
 ``{+x}`` expansion is not empty (``file:///`` has no path); and a ``{?x}{&y}`` after a
 value has an ``x`` (else the query begins with ``&``, which ends no value).
-``tests/test_uritemplate.py`` checks this over generated templates and values.
+``tests/app/test_uritemplate.py`` checks this over generated templates and values.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12's four-line tool as an mcpgen ``App``: ``python tests/peers/add_app.py`` serves
+"""A four-line tool as an mcpgen ``App``: ``python tests/peers/add_app.py`` serves
 it over stdio, ``--http`` over Streamable HTTP on a free port (printed on stderr)."""
 
 from __future__ import annotations

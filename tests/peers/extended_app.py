@@ -1,5 +1,5 @@
 """An ``App`` with a protocol extension and middleware, for the tests of both points
-(``tests/test_extensions.py``, ``tests/test_middleware.py``): ``python
+(``tests/core/test_extensions.py``, ``tests/aio/test_middleware.py``): ``python
 tests/peers/extended_app.py`` serves it over stdio, ``--http`` over Streamable HTTP on a
 free port (announced on stderr)."""
 

@@ -1,5 +1,5 @@
 """A low-level Streamable HTTP server built on the official MCP Python SDK (``mcp`` 2.3), the
-peer of ``tests/test_interop_http.py``: run as
+peer of ``tests/interop/test_interop_http.py``: run as
 ``python tests/peers/sdk_http_server.py --port PORT`` (serves ``http://127.0.0.1:PORT/mcp``
 with uvicorn until SIGTERM/SIGINT).
 

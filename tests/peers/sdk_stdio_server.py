@@ -1,5 +1,5 @@
 """A low-level stdio server built on the official MCP Python SDK (``mcp`` 2.3), the peer of
-``tests/test_interop_sdk.py``: run as ``python tests/peers/sdk_stdio_server.py``.
+``tests/interop/test_interop_sdk.py``: run as ``python tests/peers/sdk_stdio_server.py``.
 
 Tools: ``echo`` (text back), ``sample`` (asks the client to sample an LLM), ``progress``
 (reports progress), ``log`` (sends log messages); one text resource, one blob resource and a

@@ -1,5 +1,5 @@
 // The TypeScript SDK 1.x client's experimental task API against our server (2025-11-25
-// core tasks), driven by tests/test_interop_ts_tasks.py:
+// core tasks), driven by tests/interop/test_interop_ts_tasks.py:
 //   TS_SDK_DIR=<folder with node_modules/@modelcontextprotocol/sdk> \
 //   node ts_task_client.mjs stdio <command> [args...]  |  node ts_task_client.mjs http <url>
 // Runs examples.everything's task tools through client.experimental.tasks and prints one

@@ -1,0 +1,478 @@
+"""``mcpgen new``: the project it writes, read as a stranger would read it, run in this
+process's environment, and installed and run as its users would (that last test builds a
+virtual environment; the others render into a temporary directory and need none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+import venv
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from support.checkout import MIRROR, ROOT
+from mcpgen.generator import scaffold
+from mcpgen.generator.errors import GeneratorError
+from mcpgen.generator.pins import module_name
+
+NAME, PACKAGE = "demo-server", "demo_server"
+#: The notice every generated module of the vendored bindings carries.
+SPEC_NOTICE = "Model Context Protocol a Series of LF"
+#: Tests the project's own suite holds with both transports: three in-memory tests, each
+#: in both eras, then one stdio and one HTTP run.
+OWN_TESTS = 8
+TIMEOUT = 30
+
+
+# Slow: renders, installs and runs projects (``make unit`` leaves this module out).
+pytestmark = pytest.mark.slow
+
+
+def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m mcpgen ...`` as a separate process."""
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[str, Path]:
+    """A project per ``--transport`` choice, rendered in this process."""
+    made = {}
+    for transport in ("stdio", "http", "both"):
+        where = tmp_path_factory.mktemp(f"scaffold-{transport}") / NAME
+        made[transport] = scaffold.new_project(NAME, transport=transport, directory=where)
+    return made
+
+
+@pytest.fixture(scope="module")
+def auth_project(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> Path:
+    """``mcpgen new --transport both --auth``: protected over HTTP."""
+    where = tmp_path_factory.mktemp("scaffold-auth") / NAME
+    return scaffold.new_project(NAME, transport="both", directory=where, auth=True)
+
+
+def files_of(project: Path) -> Iterator[Path]:
+    """The files under ``project``, Python's caches left out."""
+    return (p for p in sorted(project.rglob("*")) if p.is_file() and "__pycache__" not in p.parts)
+
+
+def code_lines(readme: str) -> list[str]:
+    """The commands of a README: its indented code blocks, comments left out."""
+    lines = []
+    for line in readme.splitlines():
+        if line.startswith("    ") and line.strip():
+            command = line.strip().split("  #", 1)[0].strip()
+            lines.append(command)
+    return lines
+
+
+# -- fast: rendered into a temporary directory ----------------------------------------------
+
+
+def test_a_failed_scaffold_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> list[Path]:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(scaffold, "generate", broken)
+    with pytest.raises(RuntimeError):
+        scaffold.new_project("half-done", directory=tmp_path / "half-done")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_names_and_taken_directories_are_refused_in_one_line(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "file").write_text("mine")
+    cases: list[dict[str, Any]] = [
+        {"name": "9lives"},
+        {"name": "json"},
+        {"name": "bad name"},
+        {"name": "ok-name", "transport": "pigeon"},
+        {"name": "taken", "directory": taken},
+    ]
+    for case in cases:
+        with pytest.raises(GeneratorError) as refused:
+            scaffold.new_project(**case)
+        line = refused.value.one_line()
+        assert "\n" not in line and "hint:" in line, line
+    assert (taken / "file").read_text() == "mine"
+
+
+def test_the_runtime_version_range_follows_the_running_mcpgen() -> None:
+    assert scaffold.compatible_range("0.1.0") == ">=0.1.0,<0.2"
+    assert scaffold.compatible_range("0.3.2.dev4+g1234") == ">=0.3.2.dev4,<0.4"
+    assert scaffold.compatible_range("1.4.2") == ">=1.4.2,<2"
+    assert scaffold.compatible_range("unknown") == ">=0.1"
+    running = metadata.version("mcpgen")
+    assert scaffold.running_version() == running
+    assert scaffold.mcpgen_requirement(False) == f"mcpgen{scaffold.compatible_range(running)}"
+    assert scaffold.mcpgen_requirement(True, "0.1.0") == "mcpgen[http]>=0.1.0,<0.2"
+
+
+def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    expected = scaffold.compatible_range(metadata.version("mcpgen"))
+    for transport, project in projects.items():
+        config = tomllib.loads((project / "pyproject.toml").read_text())
+        extra = "" if transport == "stdio" else "[http]"
+        assert config["project"]["dependencies"] == [f"mcpgen{extra}{expected}"]
+        optional = config["project"]["optional-dependencies"]
+        assert optional["generator"] == ["mcpgen[generator]"]  # the version: as above
+        assert config["project"]["scripts"] == {NAME: f"{PACKAGE}.__main__:main"}
+
+
+def test_no_file_names_a_path_of_this_machine(
+    projects: dict[str, Path], auth_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base = tmp_path_factory.getbasetemp()
+    machine = {str(ROOT), str(ROOT.resolve()), str(base), str(base.resolve())}
+    if len(Path.home().parts) > 1:
+        machine.add(str(Path.home()))
+    for project in [*projects.values(), auth_project]:
+        for path in files_of(project):
+            text = path.read_bytes().decode()
+            for where in machine:  # the path itself, not a longer name it begins
+                assert not re.search(re.escape(where) + r"(?![\w.-])", text), (path, where)
+            if "mcp" not in path.relative_to(project).parts:  # the spec's text says file://
+                assert "file:" not in text, path
+
+
+def test_gitignore_notice_and_the_notice_in_every_generated_module(
+    projects: dict[str, Path],
+) -> None:
+    project = projects["both"]
+    ignored = (project / ".gitignore").read_text().split()
+    for pattern in (".venv/", "__pycache__/", "build/", "dist/", "*.egg-info/", ".pytest_cache/"):
+        assert pattern in ignored
+    notice = " ".join((project / "NOTICE").read_text().split())
+    for said in (f"{PACKAGE}/mcp/", f"Copyright (c) 2024-2025 {SPEC_NOTICE} Projects, LLC"):
+        assert said in notice
+    assert "Apache License, Version 2.0" in notice and "MIT License" in notice
+    vendored = project / PACKAGE / "mcp"
+    modules = [vendored / "__init__.py"]
+    for version in scaffold.default_versions(scaffold.Inputs.load()):
+        folder = vendored / module_name(version)
+        modules += [folder / f"{name}.py" for name in ("types", "methods", "server", "client")]
+    for module in modules:
+        assert SPEC_NOTICE in module.read_text(), module
+
+
+def test_every_readme_command_names_what_the_project_has(
+    projects: dict[str, Path], auth_project: Path
+) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    for transport, project in [*projects.items(), ("both", auth_project)]:
+        readme = (project / "README.md").read_text()
+        assert "](" not in readme and "https://github.com/" not in readme  # no links
+        config = tomllib.loads((project / "pyproject.toml").read_text())
+        scripts = set(config["project"]["scripts"])
+        extras = set(config["project"]["optional-dependencies"])
+        commands = code_lines(readme)
+        assert commands[:2] == ["python3 -m venv .venv", ".venv/bin/pip install -e '.[test]'"]
+        assert ".venv/bin/pytest" in commands
+        for command in commands:
+            words = shlex.split(command)
+            program = words[0]
+            if program.startswith(".venv/bin/"):
+                assert program[len(".venv/bin/") :] in {"pip", "pytest", "mcpgen", *scripts}
+            for word in words:
+                wanted = re.fullmatch(r"\.\[([\w,]+)\]", word)
+                if wanted:
+                    assert set(wanted.group(1).split(",")) <= extras, command
+            if "--package" in words:
+                package = words[words.index("--package") + 1]
+                out = words[words.index("--out") + 1]
+                assert (project / out / package.replace(".", "/") / "__init__.py").is_file()
+            if "--version" in words:
+                for version in words[words.index("--version") + 1].split(","):
+                    assert (project / PACKAGE / "mcp" / module_name(version)).is_dir()
+        serving = [c for c in commands if c.startswith(f".venv/bin/{NAME}")]
+        assert (f".venv/bin/{NAME}" in serving) == (transport != "http")
+        if transport != "stdio":
+            assert f".venv/bin/{NAME} --transport http --port 3001" in serving
+        # Files and folders named in backquotes exist.
+        for named in re.findall(r"`([\w./]+/[\w./]*)`", readme):
+            if not named.startswith(".venv/"):
+                assert (project / named).exists(), named
+        assert "DIR" in readme and "make dist" in readme  # the offline install
+        assert "mcpgen[generator]" in readme
+
+
+#: Run in a separate interpreter with the project importable: its server, through the
+#: in-memory client in both eras.
+IN_MEMORY = textwrap.dedent("""
+    import asyncio, json, sys
+    import msgspec
+    from demo_server.server import app
+    from demo_server.mcp.{typed} import types as t
+
+    async def main() -> None:
+        seen = {{}}
+        for mode in ("legacy", "auto"):
+            async with app.test_client(mode=mode) as client:
+                tools = (await client.list_tools()).tools
+                called = await client.call_tool(name="add", arguments={{"a": 2, "b": 3}})
+                bad = await client.call_tool(name="add", arguments={{"a": "x", "b": 1}})
+                templates = (await client.list_resource_templates()).resource_templates
+                read = await client.read_resource(uri="demo-server://greetings/Ada")
+                about = await client.read_resource(
+                    uri=(await client.list_resources()).resources[0].uri
+                )
+                prompt = await client.get_prompt(name="explain", arguments={{"topic": "x"}})
+                done = await client.complete(
+                    ref=t.PromptReference(name="explain"),
+                    argument=t.CompleteRequestParamsArgument(name="topic", value="re"),
+                )
+                seen[mode] = msgspec.to_builtins({{
+                    "version": client.protocol_version,
+                    "tools": tools,
+                    "called": called.structured_content,
+                    "bad": [bad.is_error, bad.content[0].text],
+                    "templates": templates,
+                    "read": read.contents,
+                    "about": about.contents,
+                    "prompt": prompt.messages,
+                    "completion": done.completion.values,
+                }})
+        print(json.dumps(seen))
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+    """)
+
+
+def in_project(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Python in a separate process, the project importable (never in this one)."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, Path]) -> None:
+    project = projects["both"]
+    typed = module_name(max(scaffold.default_versions(scaffold.Inputs.load())))
+    ran = in_project(project, "-c", IN_MEMORY.format(typed=typed))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    seen = json.loads(ran.stdout)
+    assert [seen[mode]["version"] for mode in ("legacy", "auto")] == ["2025-11-25", "2026-07-28"]
+    for mode, answers in seen.items():
+        (tool,) = answers["tools"]
+        assert tool["name"] == "add" and tool["description"] == "Add two integers.", mode
+        assert tool["inputSchema"]["required"] == ["a", "b"]
+        assert tool["inputSchema"]["properties"]["a"]["type"] == "integer"
+        assert tool["outputSchema"]["properties"] == {"result": {"type": "integer"}}
+        assert answers["called"] == {"result": 5}
+        assert answers["bad"][0] is True and "$.a" in answers["bad"][1]
+        (template,) = answers["templates"]
+        assert template["uriTemplate"] == "demo-server://greetings/{name}"
+        assert answers["read"][0]["text"] == "Hello, Ada!"
+        assert answers["about"][0]["mimeType"] == "text/plain"
+        assert answers["prompt"][0]["content"]["text"].startswith("Explain x")
+        assert answers["completion"] == ["resources"]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http", "both"])
+def test_the_projects_own_tests_pass_in_this_environment(
+    projects: dict[str, Path], transport: str
+) -> None:
+    """Its tests, in-memory, stdio and HTTP runs included, against this checkout's mcpgen."""
+    ran = in_project(projects[transport], "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    expected = {"stdio": 7, "http": 7, "both": OWN_TESTS}[transport]
+    assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
+
+
+def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: Path) -> None:
+    """``--auth``: mcpgen[http,auth]; protection.py from the environment; its own tests
+    (in memory in both eras, stdio, and the protection: in process and over HTTP as a
+    process with tokens signed here) pass against this checkout's mcpgen."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((auth_project / "pyproject.toml").read_text())
+    expected = scaffold.compatible_range(metadata.version("mcpgen"))
+    assert config["project"]["dependencies"] == [f"mcpgen[http,auth]{expected}"]
+    protection = (auth_project / PACKAGE / "protection.py").read_text()
+    for variable in (
+        "MCP_AUTH_ISSUER",
+        "MCP_AUTH_AUDIENCE",
+        "MCP_AUTH_JWKS_URL",
+        "MCP_AUTH_SCOPES",
+    ):
+        assert variable in protection and variable in (auth_project / "README.md").read_text()
+    ran = in_project(auth_project, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert "11 passed" in ran.stdout, ran.stdout[-500:]
+    unprotected = in_project(auth_project, "-m", PACKAGE, "--transport", "http")
+    assert unprotected.returncode == 2 and "MCP_AUTH_ISSUER" in unprotected.stderr
+
+
+def test_auth_without_http_is_refused_in_one_line(tmp_path: Path) -> None:
+    ran = mcpgen_cli("new", NAME, "--auth", "--dir", str(tmp_path / "p"), cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.startswith("error: --auth protects the HTTP transport")
+    assert not (tmp_path / "p").exists()
+
+
+#: ``mcpgen`` where the generator extra's own dependencies are missing but click is there
+#: (uvicorn, of the ``http`` extra, brings it): the scaffold's venv before ``.[generator]``.
+WITHOUT_GENERATOR = textwrap.dedent("""
+    import sys
+
+    class Missing:
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] in {"jinja2", "black", "datamodel_code_generator"}:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, Missing())
+    sys.argv[0] = "mcpgen"
+    from mcpgen.generator.entry import main
+
+    main()
+    """)
+
+
+def test_regenerating_without_the_generator_extra_fails_in_one_line_naming_it(
+    projects: dict[str, Path],
+) -> None:
+    project = projects["both"]
+    commands = code_lines((project / "README.md").read_text())
+    (regenerate,) = [c for c in commands if c.startswith(".venv/bin/mcpgen generate")]
+    arguments = shlex.split(regenerate)[1:]
+    ran = in_project(project, "-c", WITHOUT_GENERATOR, *arguments)
+    assert ran.returncode == 2, ran.stderr[-2000:]
+    (line,) = ran.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "mcpgen[generator]" in line, line
+
+
+# -- slow: installed into a fresh virtual environment ---------------------------------------
+
+
+def shell(command: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """A README command, run as pasted (the schemas come from the test mirror)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["MCPGEN_SCHEMA_SOURCE"] = str(MIRROR)
+    return subprocess.run(
+        command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetched: Path) -> None:
+    """Scaffold with both transports; install this checkout's mcpgen, then the project as its
+    README says, into the project's own ``.venv``; call its tool with the official SDK
+    client over stdio (legacy and default mode); run its tests as the README says; and
+    regenerate its bindings with the README's commands."""
+    made = mcpgen_cli("new", NAME, "--transport", "both", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / NAME
+    commands = code_lines((project / "README.md").read_text())
+    venv.create(project / ".venv", with_pip=True)  # as `python3 -m venv .venv`, this Python
+    checkout = shell(f".venv/bin/pip install -q -e '{ROOT}[http]'", project)
+    assert checkout.returncode == 0, checkout.stderr[-2000:]
+    install = shell(commands[1], project)  # .venv/bin/pip install -e '.[test]'
+    assert install.returncode == 0, install.stderr[-2000:]
+    script = project / ".venv" / "bin" / NAME
+    assert script.exists()
+
+    async def sdk_client() -> list[str]:
+        from mcp import Client, StdioServerParameters
+
+        params = StdioServerParameters(command=str(script), args=[])
+        spoken = []
+        for mode in ("legacy", None):
+            options: dict[str, Any] = {} if mode is None else {"mode": mode}
+            with anyio.fail_after(TIMEOUT):
+                async with Client(params, **options) as client:
+                    tools = await client.list_tools()
+                    assert [t.name for t in tools.tools] == ["add"]
+                    called = await client.call_tool("add", {"a": 2, "b": 3})
+                    assert not called.is_error and called.structured_content == {"result": 5}
+                    wrong = await client.call_tool("add", {"a": "x", "b": 1})
+                    assert wrong.is_error
+                    spoken.append(mode or "default")
+        return spoken
+
+    assert anyio.run(sdk_client) == ["legacy", "default"]
+
+    own = shell(".venv/bin/pytest", project, timeout=300)
+    assert own.returncode == 0, own.stdout[-3000:]
+    assert re.search(rf"\b{OWN_TESTS} passed\b", own.stdout), own.stdout[-500:]
+    assert "failed" not in own.stdout and "skipped" not in own.stdout
+
+    # Regenerating: the README's commands reproduce the vendored bindings byte for byte.
+    vendored = project / PACKAGE / "mcp"
+    before = {p.relative_to(vendored): p.read_bytes() for p in files_of(vendored)}
+    start = commands.index(".venv/bin/pip install -e '.[generator]'")
+    for command in commands[start:]:
+        done = shell(command, project)
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+    after = {p.relative_to(vendored): p.read_bytes() for p in files_of(vendored)}
+    assert after == before
+
+
+def test_uvicorn_serves_the_scaffolded_app_as_it_is(projects: dict[str, Path]) -> None:
+    """``uvicorn demo_server.server:app``: the ``App`` a project defines is an ASGI
+    application itself, so the way users run any ASGI app serves it."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    project = projects["http"]
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    command = [sys.executable, "-m", "uvicorn", f"{PACKAGE}.server:app", "--port", str(port)]
+    server = subprocess.Popen(
+        command, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        data=json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/list",
+        },
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    listed = json.loads(answer.read())
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()[-2000:]  # type: ignore[union-attr]
+                assert time.monotonic() < deadline, "uvicorn never answered"
+                time.sleep(0.2)
+        assert [tool["name"] for tool in listed["result"]["tools"]] == ["add"]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
