@@ -1,7 +1,7 @@
 """One exception type for every failure a user can act on, with its exit code.
 
 The CLI prints ``error: <message> (hint: <hint>)`` on one line and exits with ``code``.
-Exit codes are part of the interface and documented in the README:
+Exit codes are part of the interface and documented in docs/spec-tracking.md:
 
     0  success
     1  ``generate --check``: generated output would change

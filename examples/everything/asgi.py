@@ -5,7 +5,7 @@
 
 Modern (2026-07-28) requests are stateless and any worker can answer them; multi-round
 requests stay valid across workers because they share the ``requestState`` key. Legacy
-sessions live in the worker that created them (see the README). Tasks are followed
+sessions live in the worker that created them (see docs/http.md). Tasks are followed
 through any worker when the workers share a Redis store: ``MCPGEN_TASK_STORE=redis://...``.
 """
 

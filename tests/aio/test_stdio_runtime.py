@@ -227,7 +227,7 @@ def test_handler_exception_is_an_internal_error_without_details(
 
 
 #: The version the process-based negotiation tests use: the matrix of every version runs in
-#: ``tests/runtime`` (sans-IO, and the everything server over in-memory transports), where
+#: ``tests/core`` (sans-IO, and the everything server over in-memory transports), where
 #: requests before ``initialize`` are checked too; a real pipe proves one version each.
 OVER_THE_PIPE = [LATEST_LEGACY]
 

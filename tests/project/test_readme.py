@@ -1,5 +1,6 @@
 """The README's "Serve and call" section runs as pasted: its code blocks are written to
-files and run (server, client over stdio and HTTP, the in-memory test, the low level)."""
+files and run (server, client over stdio and HTTP), with the in-memory test and the low
+level of docs/serving.md and the tasks of docs/tasks.md."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ pytestmark = pytest.mark.slow
 
 def blocks() -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Serve and call") : text.index("What the runtime does for you:")]
-    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    section = text[text.index("## Serve and call") : text.index("## Where next")]
+    serving = (ROOT / "docs" / "serving.md").read_text()
+    return re.findall(r"```python\n(.*?)```", section + serving, re.DOTALL)
 
 
 def written(tmp_path: Path) -> Path:
@@ -89,8 +91,8 @@ def test_the_low_level_server(tmp_path: Path) -> None:
 
 
 def test_the_tasks_example_runs_as_a_task(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Tasks") : text.index("| setting | default | what it bounds |")]
+    text = (ROOT / "docs" / "tasks.md").read_text()
+    section = text[: text.index("| setting | default | what it bounds |")]
     code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[0]
     path = tmp_path / "reports.py"
     path.write_text(code.replace("asyncio.sleep(10)", "asyncio.sleep(0.01)"))
@@ -114,8 +116,8 @@ def test_the_tasks_example_runs_as_a_task(tmp_path: Path) -> None:
 
 
 def test_the_tasks_client_example_follows_a_task(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Tasks") : text.index("| setting | default | what it bounds |")]
+    text = (ROOT / "docs" / "tasks.md").read_text()
+    section = text[: text.index("| setting | default | what it bounds |")]
     server_code, client_code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     (tmp_path / "reports.py").write_text(
         server_code.replace("asyncio.sleep(10)", "asyncio.sleep(0.01)")

@@ -202,7 +202,7 @@ def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
 
 
 #: Where the package map is written for readers.
-PACKAGE_MAP = ROOT / "README.md"
+PACKAGE_MAP = ROOT / "docs" / "contributing.md"
 
 
 def test_the_package_map_names_every_runtime_module_and_no_other() -> None:

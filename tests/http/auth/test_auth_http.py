@@ -523,15 +523,15 @@ def test_construction_refuses_unsafe_settings() -> None:
     assert InvalidToken("x").args == ("x",)
 
 
-def test_the_readme_example_is_a_protected_server() -> None:
-    """README's Authorization example, as pasted: 401 with the challenge, the metadata,
+def test_the_documented_example_is_a_protected_server() -> None:
+    """docs/authorization.md's server example, as pasted: 401 with the challenge, the metadata,
     and, with the verdict of a token in the cache, the principal in a handler and the
     per-tool scope."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Authorization") : text.index("### Tasks")]
+    text = (ROOT / "docs" / "authorization.md").read_text()
+    section = text[text.index("## The server") : text.index("## The client")]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     namespace: dict[str, Any] = {"__name__": "readme_authorization"}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/authorization.md", "exec"), namespace)
     served = namespace["app"].http_app()
     resource = namespace["RESOURCE"]
 
