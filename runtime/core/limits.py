@@ -6,7 +6,7 @@ server on the open network and generous for well-behaved clients. Pass your own 
 ``Server(..., limits=Limits(max_in_flight=256))``; ``dataclasses.replace``-style copies come
 from :meth:`Limits.but`.
 
-What each limit yields when reached is part of its contract (and of the README's table):
+What each limit yields when reached is part of its contract (and of the table in docs/limits.md):
 the peer always gets an answer, never silence, and the server keeps serving.
 """
 
