@@ -7,7 +7,8 @@ Other audiences have faces of their own: ``mcpgen.runtime.client`` (connecting t
 servers, the OAuth client), ``mcpgen.runtime.http.auth`` (protecting an HTTP endpoint),
 ``mcpgen.runtime.testing`` (an in-memory client of an app), ``mcpgen.runtime.lowlevel``
 (the sans-IO connection and the asyncio session, for transport writers). The runtime
-imports no generated module by name: the binding comes in with the handlers.
+imports no generated module by name: the binding comes in with the handlers, except that
+an ``App`` given none takes the newest dated version in ``mcpgen.generated``.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -18,7 +18,6 @@ from .errors import (
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
-    McpgenError,
 )
 from .negotiation import VersionInfo
 
@@ -247,5 +246,9 @@ def http_status(code: int, protocol: bool = False) -> int | None:
     return None
 
 
-class InputRequired(McpgenError):
-    """Raised inside a modern-era handler that needs input the client has not given yet."""
+class InputRequired(Exception):
+    """Raised inside a modern-era handler that needs input the client has not given yet.
+
+    A signal the session answers (``input_required``), not a failure: it is no
+    ``McpgenError``, so a handler's ``except McpgenError`` around a question to the
+    client does not swallow it."""

@@ -301,3 +301,23 @@ def test_a_first_kind_added_after_the_server_exists_is_refused_with_a_reason() -
         only_tools.completion(prompt="p", argument="a")
     only_tools.add_tool(lambda: "y", name="y")  # more of a kind it has: fine
     assert "p" not in only_tools.prompts
+
+
+def test_run_refuses_an_unknown_transport_and_http_options_for_stdio() -> None:
+    """``run`` says what is wrong with its arguments before serving anything."""
+    from mcpgen.runtime import App, run
+
+    app = App("args")
+    with pytest.raises(ValueError, match="'stdio' or 'http'"):
+        run(app, "websocket")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="allowed_hosts"):
+        app.run("stdio", allowed_hosts=["example.com"])
+
+
+def test_a_question_to_the_client_is_not_an_error_a_handler_catches() -> None:
+    """The modern era's ``InputRequired`` is a signal the session answers, not one of
+    the runtime's errors: ``except McpgenError`` in a handler leaves it alone."""
+    from mcpgen.runtime import McpgenError
+    from mcpgen.runtime.core.modern import InputRequired
+
+    assert not issubclass(InputRequired, McpgenError)
