@@ -351,8 +351,7 @@ class App:
                 list_changed=[kind for kind, present in kinds if present],
                 middleware=self._middleware,
                 tasks=self.tasks,
-                task_support=self.task_support,
-                task_immediate_ms=self.task_immediate_ms,
+                task_tools=self,
                 auth=self.auth.with_scopes(self.scopes_for) if self.auth is not None else None,
                 **options,
             )

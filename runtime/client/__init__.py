@@ -9,6 +9,8 @@ May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 
 from typing import TYPE_CHECKING, Any
 
+from ..core.limits import CLIENT as CLIENT_LIMITS
+from ..core.limits import Limits
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
 from .transports import http_client, stdio_client
@@ -52,9 +54,11 @@ __all__ = [
     "AuthSettings",
     "AuthorizationError",
     "BrowserAuthorizer",
+    "CLIENT_LIMITS",
     "ClientCredentials",
     "ClientSession",
     "HeadlessAuthorizer",
+    "Limits",
     "MemoryTokenStore",
     "Mode",
     "OAuth",

@@ -97,7 +97,9 @@ class ClientSession:
 
     ``binding`` is the version the application is typed against (``Client.__binding__``);
     ``versions`` the versions it offers (default: every generated dated version);
-    ``limits`` bound what the server can make it hold (``runtime.core.limits.CLIENT``).
+    ``limits`` bound what the server can make it hold and how long and how many rounds
+    a request may take (``request_timeout``, ``max_input_rounds``; default
+    ``runtime.core.limits.CLIENT``).
     ``tasks`` runs a 2025-11-25 server's task-augmented requests as tasks
     (``runtime.tasks.receiver``); ``task_polling`` bounds following ours (``runtime.client.tasks``).
     """
@@ -111,8 +113,6 @@ class ClientSession:
         version: str = "0.1.0",
         versions: Iterable[str] | None = None,
         capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = 60.0,
-        max_input_rounds: int = 8,
         limits: Limits = CLIENT,
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
@@ -151,8 +151,6 @@ class ClientSession:
             capabilities=declare(caps, declared),
             limits=limits,
         )
-        self.request_timeout = request_timeout
-        self.max_input_rounds = max_input_rounds
         self.session: Session | None = None
         self.transport: Transport | None = None
         self.tools = ToolHeaders()
@@ -194,9 +192,7 @@ class ClientSession:
         if detect and server_key is not None and self.known_eras.get(server_key) == "legacy":
             mode = "legacy"
         self.transport = transport
-        self.session = Session(
-            self.conn, transport, self._dispatch, self._on_notification, self.request_timeout
-        )
+        self.session = Session(self.conn, transport, self._dispatch, self._on_notification)
         self._reader = asyncio.create_task(self.session.run())
         param_headers = getattr(transport, "param_headers", UNSET)
         if param_headers is None:
@@ -311,7 +307,8 @@ class ClientSession:
         if opt_in:
             options["capabilities"] = declare(self.conn.capabilities, opt_in)
         refreshed = False
-        for _ in range(self.max_input_rounds + 1):
+        rounds = self.conn.limits.max_input_rounds
+        for answered in range(rounds + 1):
             try:
                 answer = await self.session.request(method, params, progress=progress, **options)
             except McpError as exc:
@@ -326,10 +323,10 @@ class ClientSession:
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
                 return answer if task_result else await tc.follow(self, answer)
+            if answered == rounds:  # no more asking the user for what will not be used
+                break
             params = await self._retry_params(params, answer)
-        raise McpError(
-            INVALID_REQUEST, f"{method} still needs input after {self.max_input_rounds} rounds"
-        )
+        raise McpError(INVALID_REQUEST, f"{method} still needs input after {rounds} rounds")
 
     def _stale_headers(self, method: str, exc: McpError) -> bool:
         return exc.code == HEADER_MISMATCH and method == CALL_TOOL and self._header_safe()

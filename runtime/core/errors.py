@@ -59,7 +59,7 @@ else:
 #: What sets a side's timeout for its requests, when the caller of a request gives none.
 TIMEOUT_SETTINGS = {
     "server": "Limits.request_timeout",
-    "client": "ClientSession(request_timeout=...)",
+    "client": "Limits.request_timeout of ClientSession(limits=...)",
 }
 #: What sets the timeout a request's caller gives, by method.
 GIVEN_TIMEOUTS = {"server/discover": "ClientSession.connect(probe_timeout=...)"}

@@ -82,11 +82,15 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: 2,048 is more than real resource URIs need; a server whose own URIs run longer
     #: raises it.
     max_uri_length: int = 2048
-    #: Seconds a server waits for the client's answer to its own request (sampling,
-    #: elicitation, roots, ping); then it cancels the request at the client and the handler
-    #: gets ``errors.RequestTimeout`` (a tool's result says so). A client's timeout is
-    #: ``ClientSession(request_timeout=...)``.
+    #: Seconds one side waits for the answer to its own request; then it cancels the
+    #: request at the peer. A server's requests to the client (sampling, elicitation,
+    #: roots, ping): the handler gets ``errors.RequestTimeout`` (a tool's result says so).
+    #: A client's requests: the caller gets ``RequestTimeout``. ``math.inf``: no timeout.
     request_timeout: float = 60.0
+    #: Rounds of ``input_required`` (2026-07-28 multi-round requests) a client answers for
+    #: one request before it gives up with -32600; a server that keeps asking cannot keep
+    #: the client's request going forever.
+    max_input_rounds: int = 8
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:

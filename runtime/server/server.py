@@ -25,19 +25,18 @@ from ..core.outgoing import CachePolicy
 from ..core.tool_headers import LIST_TOOLS, ServerToolHeaders, tool_pages
 from ..tasks.legacy import LegacyTasks
 from ..tasks.legacy import CAPABILITY as LEGACY_TASKS
-from ..tasks.engine import Tasks
+from ..tasks.engine import SupportTable, Tasks, TaskTools
 from ..tasks.extension import EXTENSION as TASKS_EXTENSION
 from ..tasks.extension import ModernTasks
 
 CALL_TOOL = "tools/call"
 
 
-def support_lookup(given: Callable[[str], str] | Mapping[str, str] | None) -> Callable[[str], str]:
-    """A tool's task support by name, from a mapping or function ("forbidden" if unnamed)."""
-    if callable(given):
-        return given
-    table: Mapping[str, str] = given or {}
-    return lambda name: table.get(name, "forbidden")
+def task_tools_of(given: TaskTools | Mapping[str, str] | None) -> TaskTools:
+    """``Server(task_tools=...)`` as a :class:`TaskTools` (a table, or none at all)."""
+    if given is None or isinstance(given, Mapping):
+        return SupportTable(given or {})
+    return given
 
 
 def legacy_task_capability() -> dict[str, Any]:
@@ -73,8 +72,8 @@ class Server:
     ``limits`` bound what clients can make it hold (``runtime.core.limits.Limits``); ``cache``
     gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
     tools as tasks (``runtime.tasks.engine``; e.g. ``Tasks(RedisTaskStore(...))``): those
-    ``task_support`` names (tool name -> "optional" or "required"); ``task_immediate_ms``
-    gives a tool's own ``Tasks.immediate_ms`` (None: the engine's). ``auth`` (a
+    ``task_tools`` names (tool name -> "optional" or "required", or a
+    ``runtime.tasks.engine.TaskTools`` such as an ``App``). ``auth`` (a
     ``runtime.http.auth.resource_server.ResourceServer``) protects its HTTP endpoint; stdio and
     in-memory transports are not affected (the spec leaves stdio to credentials from the
     environment).
@@ -98,8 +97,7 @@ class Server:
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),
         tasks: Tasks | None = None,
-        task_support: Callable[[str], str] | Mapping[str, str] | None = None,
-        task_immediate_ms: Callable[[str], int | None] | None = None,
+        task_tools: TaskTools | Mapping[str, str] | None = None,
         auth: Any = None,
     ) -> None:
         self.handlers = handlers
@@ -133,9 +131,9 @@ class Server:
         self.legacy_tasks: LegacyTasks | None = None
         self.modern_tasks: ModernTasks | None = None
         if tasks is not None:
-            support = support_lookup(task_support)
-            self.legacy_tasks = LegacyTasks(tasks, support)
-            self.modern_tasks = ModernTasks(tasks, support, task_immediate_ms, self.announce)
+            tools = task_tools_of(task_tools)
+            self.legacy_tasks = LegacyTasks(tasks, tools.task_support)
+            self.modern_tasks = ModernTasks(tasks, tools, self.announce)
             caps.setdefault("tasks", legacy_task_capability())
         self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -77,6 +77,32 @@ class TaskRun:
         #: Input requests asked and not answered yet: key -> (request, answer future).
         self.asked: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
         self.announce = announce
+
+
+class TaskTools(Protocol):
+    """Which tools of a server run as tasks (an ``App`` is one: its ``@tool(task=...)``)."""
+
+    def task_support(self, name: str) -> str:
+        """ "forbidden", "optional" or "required" for the tool ``name``."""
+        ...
+
+    def task_immediate_ms(self, name: str) -> int | None:
+        """How long a modern call of ``name`` runs before it becomes a task (None:
+        ``Tasks.immediate_ms``)."""
+        ...
+
+
+class SupportTable:
+    """:class:`TaskTools` from a table of tool name → task support (others: forbidden)."""
+
+    def __init__(self, support: Mapping[str, str]) -> None:
+        self.support = dict(support)
+
+    def task_support(self, name: str) -> str:
+        return self.support.get(name, "forbidden")
+
+    def task_immediate_ms(self, name: str) -> int | None:
+        return None
 
 
 class Tasks:
@@ -446,4 +472,13 @@ def stopped(task_id: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": f"The server stopped before task {task_id} ended"}
 
 
-__all__ = ["IMMEDIATE_MS", "MAX_RUNNING", "MAX_RUNNING_PER_OWNER", "TaskRun", "TaskScope", "Tasks"]
+__all__ = [
+    "IMMEDIATE_MS",
+    "MAX_RUNNING",
+    "MAX_RUNNING_PER_OWNER",
+    "SupportTable",
+    "TaskRun",
+    "TaskScope",
+    "TaskTools",
+    "Tasks",
+]

@@ -31,10 +31,10 @@ from ..core.binding import Publish
 from ..core.events import IncomingRequest
 from ..core.extensions import Extension, ExtensionMethod
 from ..aio.session import RequestScope
-from .legacy import Run, TaskSupport, scope_of
+from .legacy import Run, scope_of
 from .store import TaskRecord
 from .legacy_wire import timestamp
-from .engine import Tasks, TaskScope
+from .engine import Tasks, TaskScope, TaskTools
 from ..core.outgoing import Verbatim
 
 IDENTIFIER = "io.modelcontextprotocol/tasks"
@@ -135,10 +135,6 @@ def detailed(record: TaskRecord) -> dict[str, Any]:
     return out
 
 
-def no_delay_of_its_own(name: str) -> int | None:
-    return None
-
-
 def missing() -> McpError:
     """-32021 for a request that needs the extension its client did not declare."""
     return McpError(
@@ -154,16 +150,14 @@ class ModernTasks:
     def __init__(
         self,
         tasks: Tasks,
-        support: TaskSupport,
-        immediate_ms: Callable[[str], int | None] | None = None,
+        tools: TaskTools,
         publish: Publish | None = None,
     ) -> None:
         self.tasks = tasks
-        self.support = support
+        #: Which tools run as tasks, and how soon a call becomes one.
+        self.tools = tools
         #: Sends a notification to the listen streams that asked for it (the server's).
         self.publish = publish
-        #: A tool's own ``immediate_ms`` (None: the engine's).
-        self.immediate_ms: Callable[[str], int | None] = immediate_ms or no_delay_of_its_own
 
     def handlers(self) -> dict[str, Callable[..., Awaitable[Any]]]:
         """The handlers of the extension's methods, by method (its handler names)."""
@@ -173,7 +167,7 @@ class ModernTasks:
         """The answer to a modern ``tools/call`` of a tool that may run as a task (None:
         an ordinary call)."""
         name = str(getattr(event.params, "name", ""))
-        support = self.support(name)
+        support = self.tools.task_support(name)
         if support not in ("optional", "required"):
             return None
         peer = event.peer
@@ -181,7 +175,7 @@ class ModernTasks:
             if support == "required":
                 raise missing()
             return None
-        own = self.immediate_ms(name)
+        own = self.tools.task_immediate_ms(name)
         delay = own if own is not None else self.tasks.immediate_ms
         return self._run(event, scope, run, support == "required", delay)
 

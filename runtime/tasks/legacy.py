@@ -18,7 +18,6 @@ from . import legacy_wire as wire
 from ..core.errors import METHOD_NOT_FOUND, McpError
 from ..core.events import IncomingRequest
 from ..core.params import augmentation
-from ..core.json_values import as_object
 from ..aio.session import RequestScope
 from .store import TaskRecord
 from .engine import Tasks, TaskScope
@@ -122,13 +121,4 @@ def scope_of(ctx: Any) -> RequestScope:
     return scope
 
 
-def task_support(execution: Any) -> str:
-    """A tool's ``execution.taskSupport`` (plain JSON or typed), "forbidden" when unset."""
-    found = as_object(execution)
-    value = found.get("taskSupport") if found is not None else None
-    if value is None:
-        value = getattr(execution, "task_support", None)
-    return value if value in ("optional", "required") else "forbidden"
-
-
-__all__ = ["CAPABILITY", "LegacyTasks", "PAGE_SIZE", "STATUS", "scope_of", "task_support"]
+__all__ = ["CAPABILITY", "LegacyTasks", "PAGE_SIZE", "STATUS", "scope_of"]

@@ -2,7 +2,7 @@
 how many seconds, and the setting that sets the timeout. On the server a tool's question
 to the client (elicitation here) times out after ``Limits.request_timeout``, is cancelled
 at the client, and the tool's result says why; on the client a call the server never
-answers times out after ``ClientSession(request_timeout=...)``, and over HTTP the
+answers times out after its own ``Limits.request_timeout``, and over HTTP the
 transport's own timeout names itself. Each is followed by a request that works."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mcpgen.generated.v2025_11_25 import types as lt
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import INTERNAL_ERROR, App, Limits, McpError, RequestTimeout, Server
+from mcpgen.runtime.client import CLIENT_LIMITS
 from mcpgen.runtime.testing import connect
 from mcpgen.runtime.client.session import Mode
 from support.app_scenarios import plain, run
@@ -132,14 +133,16 @@ def test_a_client_whose_request_goes_unanswered_names_its_timeout(mode: Mode) ->
     server = Server(Stalling(), name="stalling")
 
     async def scenario() -> None:
-        async with connect(server, mode=mode, request_timeout=TIMEOUT) as client:
+        async with connect(
+            server, mode=mode, limits=CLIENT_LIMITS.replace(request_timeout=TIMEOUT)
+        ) as client:
             with pytest.raises(RequestTimeout) as late:
                 await client.call_tool(name="stall")
             assert isinstance(late.value, TimeoutError)
             assert isinstance(late.value, asyncio.TimeoutError)
             assert str(late.value) == (
                 "the server did not answer tools/call within 0.5 s"
-                " (ClientSession(request_timeout=...))"
+                " (Limits.request_timeout of ClientSession(limits=...))"
             )
             assert plain(await client.call_tool(name="other"))["content"][0]["text"] == "quick"
 

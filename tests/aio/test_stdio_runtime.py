@@ -43,7 +43,7 @@ from mcpgen.runtime import (
     McpError,
     NegotiationError,
 )
-from mcpgen.runtime.client import ClientSession, stdio_client
+from mcpgen.runtime.client import CLIENT_LIMITS, ClientSession, stdio_client
 from mcpgen.runtime.aio.stdio import StdioProcess
 
 from support.line_peer import (
@@ -445,12 +445,14 @@ def test_progress_notifications_carry_the_request_token(
 
 
 def test_client_request_timeout_cancels_at_the_server() -> None:
-    """``ClientSession(request_timeout=...)``: TimeoutError, and the server's handler is
+    """A client's ``Limits.request_timeout``: TimeoutError, and the server's handler is
     cancelled by the ``notifications/cancelled`` the client sends."""
 
     async def scenario() -> None:
         process = await StdioProcess.spawn(sys.executable, SLOW, cwd=str(ROOT))
-        session = ClientSession(Client.__binding__, request_timeout=0.4)
+        session = ClientSession(
+            Client.__binding__, limits=CLIENT_LIMITS.replace(request_timeout=0.4)
+        )
         try:
             await session.connect(process, timeout=READ_TIMEOUT)
             client = Client(session)

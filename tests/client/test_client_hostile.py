@@ -74,10 +74,10 @@ JSON = {"content-type": "application/json"}
 @pytest.mark.parametrize("tool", sorted(HOSTILE))
 def test_a_hostile_answer_fails_its_request_at_once_and_the_client_goes_on(tool: str) -> None:
     async def scenario() -> float:
-        limits = CLIENT.replace(max_message_bytes=LIMIT)
+        limits = CLIENT.replace(max_message_bytes=LIMIT, request_timeout=30.0)
         http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
         transport = HttpClientTransport("http://hostile/mcp", client=http, limits=limits)
-        session = ClientSession(methods.BINDING, limits=limits, request_timeout=30.0)
+        session = ClientSession(methods.BINDING, limits=limits)
         await session.connect(transport, mode="legacy", timeout=5.0)
         loop = asyncio.get_running_loop()
         started = loop.time()

@@ -14,6 +14,7 @@ import pytest
 from mcpgen.generated.v2026_07_28 import server as s
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import Server
+from mcpgen.runtime.client import CLIENT_LIMITS
 from mcpgen.runtime.testing import connect
 from mcpgen.runtime.core.events import Cancel, Progress
 from support.sansio import client, feed, handshake, notification, request, run, server, serving
@@ -142,7 +143,9 @@ def test_a_client_that_gives_up_cancels_the_request_at_the_server() -> None:
     slow = Slow()
 
     async def scenario() -> None:
-        async with connect(Server(slow, name="slow"), request_timeout=0.05) as client:
+        async with connect(
+            Server(slow, name="slow"), limits=CLIENT_LIMITS.replace(request_timeout=0.05)
+        ) as client:
             with pytest.raises((TimeoutError, asyncio.TimeoutError)):
                 await client.call_tool(name="wait")
             for _ in range(100):  # the cancel reaches the handler a moment later

@@ -30,6 +30,7 @@ from mcpgen.generated.v2026_07_28 import client as c26
 from mcpgen.runtime.client import http_client, stdio_client
 from mcpgen.runtime.client.tasks import TaskCancelled
 from mcpgen.runtime.tasks.engine import Tasks
+from mcpgen.runtime.client import CLIENT_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -94,7 +95,11 @@ class Handlers26(Handlers, c26.ClientHandlers):
 @contextlib.asynccontextmanager
 async def everything(transport: str, client_class: Any, handlers: Any) -> AsyncIterator[Any]:
     node = str(node_bin() / "node")
-    options: dict[str, Any] = {"handlers": handlers, "tasks": Tasks(), "request_timeout": 30}
+    options: dict[str, Any] = {
+        "handlers": handlers,
+        "tasks": Tasks(),
+        "limits": CLIENT_LIMITS.replace(request_timeout=30),
+    }
     if transport == "stdio":
         async with stdio_client(
             client_class,

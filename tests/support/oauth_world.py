@@ -408,12 +408,14 @@ async def connected(
 ) -> AsyncIterator[Any]:
     """A typed 2026-07-28 client of the server at ``url`` in ``place``, with ``auth``."""
     from mcpgen.generated.v2026_07_28 import client as c
-    from mcpgen.runtime.client.session import ClientSession
+    from mcpgen.runtime.client import CLIENT_LIMITS, ClientSession
     from mcpgen.runtime.client.http import HttpClientTransport
 
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=place), auth=auth)
     transport = HttpClientTransport(url, client=http)
-    session = ClientSession(c.Client.__binding__, request_timeout=10.0)
+    session = ClientSession(
+        c.Client.__binding__, limits=CLIENT_LIMITS.replace(request_timeout=10.0)
+    )
     try:
         await session.connect(transport, mode=mode, timeout=10.0)  # type: ignore[arg-type]
         yield c.Client(session)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcpgen.generated.v2025_11_25 import server as stubs25
+from mcpgen.generated.v2025_11_25 import types as t25
 from mcpgen.generated.v2026_07_28 import server as stubs26
 from mcpgen.runtime import App
 from mcpgen.runtime.app.tools import ToolError
@@ -290,5 +291,45 @@ def test_an_expired_task_is_unknown_in_both_eras_and_the_server_goes_on() -> Non
                 assert gone["error"]["code"] == -32602, gone
             good = await call(peer, 9, "tools/call", {"name": "quick", "arguments": {}})
             assert good["result"]["content"][0]["text"] == "quick"
+
+    run(scenario())
+
+
+class Handwritten(stubs25.ServerHandlers):
+    """Generated handlers, no ``App``: the server's task table says which tools are tasks."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def call_tool(self, params: Any, ctx: Any) -> Any:
+        if params.name == "slow":
+            await self.release.wait()
+        return t25.CallToolResult(content=[t25.TextContent(text=f"{params.name} done")])
+
+
+def test_a_server_of_generated_handlers_runs_the_tools_its_task_table_names_as_tasks() -> None:
+    """``Server(tasks=Tasks(), task_tools={name: support})``: a named tool runs as a task
+    when asked to, a tool the table does not name refuses task augmentation (-32601), and
+    an ordinary call of either still works."""
+    from mcpgen.runtime import Server, Tasks
+
+    async def scenario() -> None:
+        handlers = Handwritten()
+        server = Server(handlers, name="low", tasks=Tasks(), task_tools={"slow": "optional"})
+        async with serving(server) as peer:
+            await peer.handshake("2025-11-25")
+            params = {"name": "slow", "arguments": {}, "task": {"ttl": 60_000}}
+            created = valid(
+                "CreateTaskResult", (await call(peer, 1, "tools/call", params))["result"]
+            )
+            task_id = created["task"]["taskId"]
+            assert await status_of(peer, 2, task_id) == "working"
+            handlers.release.set()
+            done = await call(peer, 3, "tasks/result", {"taskId": task_id})
+            assert valid("CallToolResult", done["result"])["content"][0]["text"] == "slow done"
+            refused = await call(peer, 4, "tools/call", {"name": "fast", "task": {}})
+            assert refused["error"]["code"] == -32601
+            plain = await call(peer, 5, "tools/call", {"name": "fast"})
+            assert plain["result"]["content"] == [{"type": "text", "text": "fast done"}]
 
     run(scenario())
