@@ -184,10 +184,6 @@ def to_builtins(obj: Any) -> Any:
     return msgspec.to_builtins(obj)
 
 
-def is_open(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, OpenObject)
-
-
 # -- what the generated dispatch tables and stubs share with a runtime --------------------
 
 
