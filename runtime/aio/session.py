@@ -408,9 +408,7 @@ class Session:
             late = isinstance(exc, asyncio.TimeoutError)
             if self.conn.forget(request_id):
                 reason = f"timed out after {seconds:g} s" if late else "cancelled by sender"
-                await self.notify(
-                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
-                )
+                await self.notify(ev.CANCELLED, {"requestId": request_id, "reason": reason})
             if not late:
                 raise
             raise RequestTimeout(self.conn.role, method, seconds or 0.0, bool(timeout)) from None

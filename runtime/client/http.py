@@ -21,6 +21,7 @@ from msgspec import UNSET, UnsetType
 
 from ..core import jsonrpc
 from ..core.errors import INTERNAL_ERROR, METHOD_NOT_FOUND
+from ..core.events import CANCELLED
 from ..core.jsonrpc import RequestId
 from ..core.limits import CLIENT, Limits
 from ..core.modern import NAME_FIELDS, PROTOCOL_VERSION, encode_header_value
@@ -43,6 +44,7 @@ class _Params(msgspec.Struct):
     uri: Any = UNSET
     arguments: Any = UNSET
     taskId: Any = UNSET  # tasks/get, tasks/update and tasks/cancel are routed by it
+    requestId: Any = UNSET  # what notifications/cancelled cancels
 
 
 class _Outgoing(msgspec.Struct):
@@ -131,6 +133,9 @@ class HttpClientTransport:
         self.protocol_version: str | None = None
         self.param_headers: ParamHeaders | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The POSTs of 2026-07-28 requests under way, by request id: such a request is
+        #: cancelled by closing its stream, never by a notification.
+        self._stateless: dict[RequestId, asyncio.Task[None]] = {}
         self._closed = False
 
     async def receive(self) -> bytes | None:
@@ -146,11 +151,25 @@ class HttpClientTransport:
             out = _peek.decode(data)
         except msgspec.DecodeError:
             out = _Outgoing()
+        params = out.params if isinstance(out.params, _Params) else _Params()
+        if out.method == CANCELLED and out.id is UNSET:
+            stateless = self._stateless.pop(params.requestId, None)
+            if stateless is not None:  # 2026-07-28 over HTTP: closing the stream cancels
+                stateless.cancel()
+                return
         task = asyncio.create_task(self._post(data, out))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if out.method is UNSET or out.id is UNSET:
             await asyncio.shield(task)  # notifications and answers go out in order
+        elif isinstance(params.meta, _Meta) and isinstance(params.meta.protocol_version, str):
+            request_id: RequestId = out.id
+            self._stateless[request_id] = task
+            task.add_done_callback(lambda _: self._forget(request_id, task))
+
+    def _forget(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+        if self._stateless.get(request_id) is task:
+            del self._stateless[request_id]
 
     def _headers(self, out: _Outgoing) -> dict[str, str]:
         headers = {

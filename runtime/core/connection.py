@@ -30,6 +30,7 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .events import (
+    CANCELLED,
     Answer,
     BatchOpened,
     Event,
@@ -315,7 +316,7 @@ class Connection:
             if m.method == "notifications/initialized":
                 self._advance("initialized received")
                 return []
-            if m.method == "notifications/cancelled":
+            if m.method == CANCELLED:
                 return read_cancel(m.params)
             if m.method == "notifications/progress":
                 return [read_progress(m.params)]

@@ -100,6 +100,10 @@ class IncomingNotification(msgspec.Struct, frozen=True):
     params: Any
 
 
+#: The notification that cancels a request (over 2026-07-28 HTTP: closing its stream).
+CANCELLED = "notifications/cancelled"
+
+
 class Cancel(msgspec.Struct, frozen=True):
     request_id: RequestId
     reason: str | None
