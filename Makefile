@@ -57,10 +57,12 @@ tests: generate
 	$(BIN)/pytest -q
 
 # The fast tests alone (sans-IO core, in-memory transports, the ASGI app in process,
-# the generator): what to run while working. Left out as slow: tests/interop/ and the
-# modules and tests marked `slow` (real processes, sockets and peers, long runs).
+# the generator): what to run while working, spread over the machine's cores (at most
+# four; pytest-xdist). Left out as slow: tests/interop/ and the modules and tests marked
+# `slow` (real processes, sockets and peers, long runs), which `make tests` runs one at a
+# time, since they measure time, memory and descriptors.
 unit: generate
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -m "not slow" -n auto --maxprocesses 4
 
 # The official MCP conformance suite (Node 22 and the suite come from the npm registry,
 # cached in .cache/conformance): the everything server over HTTP, and our client.

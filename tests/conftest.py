@@ -4,6 +4,8 @@ which tests are slow is said where they are (``interop/conftest.py``, ``pytestma
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import json
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from importlib.metadata import version as installed_version
 from pathlib import Path
 from types import ModuleType
+from typing import cast
 
 import pytest
 
@@ -34,18 +37,46 @@ from support.checkout import (
 _pyright_wanted = False
 
 
+#: Set in the workers of ``pytest -n`` (pytest-xdist; ``make unit`` runs that way).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+#: Where a worker hands its figures to the controller, which prints them.
+WORKER_REPORT = "mcpgen_report"
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     global _pyright_wanted
-    _pyright_wanted = any(item.name == PYRIGHT_TEST for item in session.items)
+    # A worker cannot know whether it will run pyright's test: it runs it when it does.
+    wanted = any(item.name == PYRIGHT_TEST for item in session.items)
+    _pyright_wanted = wanted and XDIST_WORKER is None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     stop_pyright()  # its test was not reached
+    handed: dict[str, object] | None = getattr(session.config, "workeroutput", None)
+    if handed is not None:
+        handed[WORKER_REPORT] = dict(REPORT)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """A worker of ``pytest -n`` ended: its figures join the controller's report."""
+    handed: dict[str, object] = getattr(node, "workeroutput", {})
+    REPORT.update(cast("dict[str, str]", handed.get(WORKER_REPORT, {})))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for title, line in REPORT.items():
+    for title, line in sorted(REPORT.items()) if XDIST_WORKER is None else []:
         terminalreporter.write_line(f"{title}: {line}")
+
+
+@contextlib.contextmanager
+def exclusive(name: str) -> Iterator[None]:
+    """One process at a time in the block: the workers of ``pytest -n`` share a checkout."""
+    lock_file = ROOT / ".cache" / f"{name}.lock"
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -56,11 +87,12 @@ def pins() -> Pins:
 @pytest.fixture(scope="session")
 def fetched(pins: Pins) -> Path:
     """Every pinned version fetched (a no-op when already up to date)."""
-    fetch(
-        pins.ordered(),
-        make_source(os.environ.get(SOURCE_ENV) or str(MIRROR), pins),
-        pins,
-    )
+    with exclusive("fetch"):
+        fetch(
+            pins.ordered(),
+            make_source(os.environ.get(SOURCE_ENV) or str(MIRROR), pins),
+            pins,
+        )
     return schema_dir()
 
 
@@ -102,15 +134,15 @@ def generated(fetched: Path) -> dict[str, ModuleType]:
     Generation (a few seconds) is skipped when neither what it reads nor what it wrote
     changed since this fixture last generated; ``test_default_package_is_up_to_date``
     generates afresh all the same, and fails if the package is stale."""
-    stamp = generation_stamp(fetched)
-    try:
-        current = json.loads(GENERATED_STAMP.read_text()) == stamp
-    except (OSError, ValueError):
-        current = False
-    if not current:
-        generate(VERSIONS, out=ROOT, inputs=Inputs.load())  # the checkout's mcpgen/generated
-        GENERATED_STAMP.parent.mkdir(parents=True, exist_ok=True)
-        GENERATED_STAMP.write_text(json.dumps(generation_stamp(fetched)))
+    with exclusive("generated"):
+        stamp = generation_stamp(fetched)
+        try:
+            current = json.loads(GENERATED_STAMP.read_text()) == stamp
+        except (OSError, ValueError):
+            current = False
+        if not current:
+            generate(VERSIONS, out=ROOT, inputs=Inputs.load())  # the checkout's package
+            GENERATED_STAMP.write_text(json.dumps(generation_stamp(fetched)))
     if _pyright_wanted:
         pyright_of_generated()  # runs beside the tests until its test reads the verdict
     index = importlib.import_module("mcpgen.generated")
