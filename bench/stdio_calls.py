@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import subprocess
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,8 @@ import msgspec
 
 from . import BENCHMARKS, peers
 from .harness import BenchError, Process, alternate, clean_env, cpu_seconds, emit, heading, load
-from .harness import load_note, medians, memory, note, progress, python, ratio, table, verdict
+from .harness import load_note, medians, memory, note, progress, python, ratio, table, tool
+from .harness import verdict
 from .peers import CALL, INITIALIZE, INITIALIZED, LEGACY, Peer, Reply, rate_row
 from .profiles import connection_us, session_us, summary, under_profile
 
@@ -96,6 +99,55 @@ def interpreter_floor() -> dict[str, float]:
     started = time.perf_counter()
     subprocess.run(python("-c", "pass"), env=clean_env(), check=True)
     return {"ms": (time.perf_counter() - started) * 1e3}
+
+
+INSTRUCTIONS = re.compile(r"==\d+==\s+I\s+refs:\s+([\d,]+)")
+
+
+def instructions(peer: Peer, n: int) -> int:
+    """Instructions (cachegrind) of one server's whole life: spawn, handshake, ``n`` calls
+    one at a time, stdin closed."""
+    grind = [tool("valgrind"), "--tool=cachegrind", "--cache-sim=no"]
+    grind.append("--cachegrind-out-file=/dev/null")
+    server = Process([*grind, *peer.command("stdio")], peer.key, pipes=True)
+    try:
+        handshake(server)
+        calls(server, 1, n)
+    finally:
+        said = server.stop()
+    found = INSTRUCTIONS.search(said)
+    if found is None:
+        raise BenchError(f"{peer.key}: cachegrind printed no total\n{said[-2000:]}")
+    return int(found[1].replace(",", ""))
+
+
+def per_call_instructions(args: argparse.Namespace) -> dict[str, Any]:
+    """Instructions per call of each server: (a run of n2 calls - a run of n1) / (n2 - n1),
+    the two runs side by side. Counts, unlike seconds, do not move with the machine's load."""
+    chosen, n1, n2 = peers.selected(args), args.n1, args.n2
+    if n2 <= n1 or n1 < 1:
+        raise BenchError("--n2 must exceed --n1, and both be positive")
+    heading(
+        f"stdio tools/call, instructions per call under cachegrind: (run of {n2} - run of {n1}) / {n2 - n1}"
+    )
+    progress("one untimed spawn of each server (writes .pyc caches)")
+    for peer in chosen:
+        with spawn(peer) as server:
+            handshake(server)
+            calls(server, 1, 5)
+    per_call: dict[str, float] = {}
+    for peer in chosen:
+        progress(f"{peer.key}: two cachegrind runs")
+        with ThreadPoolExecutor(2) as pool:
+            short, long = pool.map(lambda n: instructions(peer, n), (n1, n2))
+        per_call[peer.key] = round((long - short) / (n2 - n1))
+    print(table(["server", "instructions per call"], [[k, f"{v:,}"] for k, v in per_call.items()]))
+    ratios: dict[str, float] = {}
+    for top, bottom in (("sdk", "ours"), ("ours", "bare"), ("ours-app", "ours")):
+        if top in per_call and bottom in per_call:
+            ratios[f"{top}_over_{bottom}"] = r = round(per_call[top] / per_call[bottom], 2)
+            note(f"{top} / {bottom}: {r:.2f}× the instructions per call")
+    return emit(NAME, {"n1": n1, "n2": n2, "instructions_per_call": per_call, "ratios": ratios})
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -234,4 +286,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--profile", action="store_true", help="profile ours even if goals are met")
     p.add_argument("--no-profile", action="store_true", help="never profile ours")
     p.add_argument("--profile-calls", type=int, default=3000, help="calls profiled (3000)")
-    return measure(p.parse_args(argv))
+    p.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per call under cachegrind instead of timing (see --n1, --n2)",
+    )
+    p.add_argument("--n1", type=int, default=100, help="calls in the shorter counted run (100)")
+    p.add_argument("--n2", type=int, default=600, help="calls in the longer counted run (600)")
+    args = p.parse_args(argv)
+    return per_call_instructions(args) if args.instructions else measure(args)
