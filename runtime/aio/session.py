@@ -133,6 +133,11 @@ class Session:
             self._negotiated = asyncio.get_running_loop().create_future()
         return self._negotiated
 
+    def renegotiate(self) -> None:
+        """A new handshake is under way (the server lost the session): ``negotiated``
+        is a new future, for its outcome."""
+        self._negotiated = None
+
     # -- the read loop ------------------------------------------------------------------
 
     async def run(self, drain_timeout: float = 10.0) -> None:

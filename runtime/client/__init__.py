@@ -1,6 +1,6 @@
 """The client: ``ClientSession`` speaks to a server of either era and gives the
-generated typed ``Client`` (``session``); connecting over stdio or a URL
-(``transports``), the Streamable HTTP client transport (``http``), a client in the same
+generated typed ``Client`` (``session``), renewing a session a legacy server lost
+(``recovery``); connecting over stdio or a URL (``transports``), the Streamable HTTP client transport (``http``), a client in the same
 event loop as its server (``in_memory``), and tasks followed from the requester's side
 (``tasks``). ``auth`` is the OAuth 2.1 client.
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.limits import CLIENT as CLIENT_LIMITS
 from ..core.limits import Limits
+from .recovery import SAFE_TO_RETRY, Recovery, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
 from .transports import http_client, stdio_client
@@ -62,6 +63,10 @@ __all__ = [
     "MemoryTokenStore",
     "Mode",
     "OAuth",
+    "Recovery",
+    "SAFE_TO_RETRY",
+    "SessionLost",
+    "SessionRenewed",
     "TaskCancelled",
     "TaskHandle",
     "TaskInfo",

@@ -129,6 +129,10 @@ class HttpClientTransport:
         self.max_resumes = max_resumes
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.session_id: str | None = None
+        #: Legacy sessions the server forgot (a 404 to a request that carried the id):
+        #: the ``ClientSession`` starts a new one with ``initialize``.
+        self.sessions_lost = 0
+        self.lost_session_id: str | None = None
         #: Negotiated legacy version (sent as ``MCP-Protocol-Version`` after initialize).
         self.protocol_version: str | None = None
         self.param_headers: ParamHeaders | None = None
@@ -198,10 +202,13 @@ class HttpClientTransport:
 
     async def _post(self, data: bytes, out: _Outgoing) -> None:
         request_id = out.id if isinstance(out.id, (str, int)) else None
+        headers = self._headers(out)
         try:
             async with self.http.stream(
-                "POST", self.url, content=data, headers=self._headers(out)
+                "POST", self.url, content=data, headers=headers
             ) as response:
+                if response.status_code == 404:
+                    self._lost(headers.get("Mcp-Session-Id"))
                 await self._answer(response, request_id)
         except (httpx.HTTPError, OSError, TooLarge, UnicodeDecodeError) as exc:
             if request_id is not None:
@@ -320,6 +327,14 @@ class HttpClientTransport:
             if self._closed:
                 return
             await asyncio.sleep((parser.retry_ms if parser.retry_ms is not None else 1000) / 1000)
+
+    def _lost(self, session_id: str | None) -> None:
+        """A 404 to a request carrying ``session_id``: the server no longer knows it (the
+        spec's cue for a new ``initialize``), unless another request already said so."""
+        if session_id is not None and session_id == self.session_id:
+            log.info("the server lost session %s; a new one will be initialized", session_id)
+            self.lost_session_id, self.session_id, self.protocol_version = session_id, None, None
+            self.sessions_lost += 1
 
     def _fail(self, request_id: RequestId, code: int, message: str) -> None:
         self.queue.put_nowait(jsonrpc.encode_error(request_id, code, message))

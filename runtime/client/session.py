@@ -45,11 +45,13 @@ from . import tasks as tc
 from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.receiver import ClientTasks, tied
 from ..tasks.engine import Tasks
+from .recovery import Recovery, SessionLost, SessionRenewed
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
 C = TypeVar("C")
 Mode = Literal["auto", "legacy", "modern"]
+SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
 
 
 class KnownEras:
@@ -102,6 +104,9 @@ class ClientSession:
     ``runtime.core.limits.CLIENT``).
     ``tasks`` runs a 2025-11-25 server's task-augmented requests as tasks
     (``runtime.tasks.receiver``); ``task_polling`` bounds following ours (``runtime.client.tasks``).
+    ``recovery`` says what follows when a legacy HTTP server loses the session: always a
+    new ``initialize``, then the failed request again if its method is safe to repeat
+    (``runtime.client.recovery``).
     """
 
     def __init__(
@@ -118,6 +123,7 @@ class ClientSession:
         extensions: Iterable[Extension] = (),
         tasks: Tasks | None = None,
         task_polling: tc.TaskPolling | None = None,
+        recovery: Recovery | None = None,
     ) -> None:
         self.binding = binding
         declared = tuple(extensions)
@@ -155,6 +161,14 @@ class ClientSession:
         self.transport: Transport | None = None
         self.tools = ToolHeaders()
         self._reader: asyncio.Task[None] | None = None
+        #: What happens when a legacy server loses the session (``runtime.client.recovery``).
+        self.recovery = recovery or Recovery()
+        #: Sessions the server lost that a new one replaced, in all and in a row (no
+        #: request answered since); URIs subscribed, to subscribe again on a new session.
+        self.renewals = self._renewals_in_a_row = self._losses_handled = 0
+        self._renewing = asyncio.Lock()
+        self._subscribed: dict[str, None] = {}
+        self._handshake_timeout = 30.0
 
     @property
     def protocol_version(self) -> str:
@@ -189,6 +203,7 @@ class ClientSession:
         legacy skips the probe; a failure forgets it, and the next connection probes again.
         """
         detect = mode == "auto"
+        self._handshake_timeout = timeout
         if detect and server_key is not None and self.known_eras.get(server_key) == "legacy":
             mode = "legacy"
         self.transport = transport
@@ -310,7 +325,7 @@ class ClientSession:
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):
             try:
-                answer = await self.session.request(method, params, progress=progress, **options)
+                answer = await self._sent(method, params, progress, options)
             except McpError as exc:
                 # The spec's advice for -32020 on a call: the tool's x-mcp-header
                 # annotations may be new to us; list the tools again and retry once.
@@ -318,15 +333,77 @@ class ClientSession:
                     raise
                 refreshed = True
                 await self._relist_tools()
-                answer = await self.session.request(method, params, progress=progress, **options)
+                answer = await self._sent(method, params, progress, options)
             if not isinstance(answer, c.InputRequiredAnswer):
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
+                elif method in (SUBSCRIBE, UNSUBSCRIBE):
+                    self._note_subscription(method, params)
                 return answer if task_result else await tc.follow(self, answer)
             if answered == rounds:  # no more asking the user for what will not be used
                 break
             params = await self._retry_params(params, answer)
         raise McpError(INVALID_REQUEST, f"{method} still needs input after {rounds} rounds")
+
+    async def _sent(
+        self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
+    ) -> Any:
+        """The session's answer to one request; when the server lost the session meanwhile,
+        a new one is initialized and the request sent once more if ``recovery`` allows."""
+        assert self.session is not None
+        while True:  # bounded: each turn renews, at most Recovery.max_renewals in a row
+            lost = self._losses()
+            try:
+                answer = await self.session.request(method, params, progress=progress, **options)
+            except McpError:
+                if self._losses() == lost:
+                    raise
+                await self._renew()
+                if method not in self.recovery.retry:
+                    raise SessionLost(method) from None
+                continue
+            self._renewals_in_a_row = 0
+            return answer
+
+    def _note_subscription(self, method: str, params: Any) -> None:
+        plain = as_object(msgspec.to_builtins(params)) if params is not UNSET else None
+        uri = plain.get("uri") if plain is not None else None
+        if isinstance(uri, str) and method == SUBSCRIBE:
+            self._subscribed[uri] = None
+        elif isinstance(uri, str):
+            self._subscribed.pop(uri, None)
+
+    def _losses(self) -> int:
+        return int(getattr(self.transport, "sessions_lost", 0))
+
+    async def _renew(self) -> None:
+        """Initialize a new session in place of the one the server lost (once, however
+        many requests failed with it), subscribe again to what was subscribed, and say so."""
+        assert self.session is not None
+        async with self._renewing:
+            losses = self._losses()
+            if losses <= self._losses_handled:
+                return  # another request renewed it
+            if self._renewals_in_a_row >= self.recovery.max_renewals:
+                raise ConnectionClosed(
+                    f"the server lost {self._renewals_in_a_row} sessions in a row with no"
+                    " request answered between (Recovery.max_renewals)"
+                )
+            lost = str(getattr(self.transport, "lost_session_id", None))
+            self._renewals_in_a_row += 1
+            self._losses_handled = losses
+            self.conn.session_lost()
+            self.session.renegotiate()
+            version = await self._initialize(self._handshake_timeout)
+            for uri in self._subscribed:
+                await self.session.request(SUBSCRIBE, {"uri": uri})
+            self.renewals += 1
+            log.info("session %s was lost; a new one is initialized (%s)", lost, version)
+            event = SessionRenewed(lost, version, tuple(self._subscribed), self.renewals)
+            if self.recovery.on_renewed is not None:
+                told = self.recovery.on_renewed(event)
+                if told is not None:
+                    await told
 
     def _stale_headers(self, method: str, exc: McpError) -> bool:
         return exc.code == HEADER_MISMATCH and method == CALL_TOOL and self._header_safe()

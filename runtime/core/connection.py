@@ -382,6 +382,17 @@ class Connection:
             Negotiated(version),
         ]
 
+    def session_lost(self) -> bool:
+        """The server forgot this client's legacy session: back to NEW, to ``initialize``
+        again (what the handshake settled is void). False when not READY in that era."""
+        if self.version is None or self.version.era != "legacy":
+            return False
+        if not self._advance("session lost"):
+            return False
+        self.version, self.peer_info, self.peer_capabilities = None, {}, {}
+        self._init_id = None
+        return True
+
     def discovered(self, version: VersionInfo, result: dict[str, Any]) -> None:
         """A modern client learned the server's ``version`` from its ``server/discover``
         ``result`` (plain JSON): its capabilities, info and instructions."""

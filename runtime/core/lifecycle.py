@@ -4,7 +4,8 @@ Read by ``Connection`` alone, which is the only writer of its state (h11 keeps i
 machine the same way). The legacy era walks NEW → INITIALIZING → READY through the
 ``initialize`` handshake; a modern client goes NEW → READY when ``server/discover``
 answers; a modern server never leaves NEW, since each request carries what a handshake
-would have settled. Any state may close.
+would have settled. A legacy client whose session the server lost goes back to NEW, to
+initialize again. Any state may close.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ Trigger = Literal[
     "initialize sent",  # a client sent its initialize request
     "initialize answered",  # a client read the server's initialize result
     "discovered",  # a modern client read the server's server/discover result
+    "session lost",  # the server no longer knows a legacy client's session (HTTP 404)
     "closed",  # the transport ended
 ]
 
@@ -43,6 +45,9 @@ TRANSITIONS: Mapping[tuple[Role, State, Trigger], State] = {
     ("client", State.NEW, "discovered"): State.READY,
     # A modern client probes again when the server names another version.
     ("client", State.READY, "discovered"): State.READY,
+    # A legacy client whose session the server forgot (a restart, an eviction, another
+    # worker) starts over with a new initialize, as the transport requires.
+    ("client", State.READY, "session lost"): State.NEW,
     **{(role, state, "closed"): State.CLOSED for role in ("server", "client") for state in State},
 }
 

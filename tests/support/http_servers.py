@@ -68,12 +68,12 @@ class Served:
 class ThreadedUvicorn:
     """uvicorn serving ``app`` in a daemon thread on a socket bound here (127.0.0.1)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, port: int = 0) -> None:
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that name it, and
         # without it every request waits out a delayed ACK (~40 ms).
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind(("127.0.0.1", port))  # a port given: a server restarted in its place
         self.port: int = self.sock.getsockname()[1]
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
