@@ -9,7 +9,7 @@ to the client). Legacy SSE streams keep their events so a client can resume them
 
 This module routes: path, ``Host``/``Origin``, method, then which kind of POST. How answers
 are written is ``answers.py``; the legacy sessions' POST, GET and DELETE are
-``legacy.py``.
+``legacy.py``; the 2024-11-05 HTTP+SSE transport, served beside it, is ``sse_endpoint.py``.
 
 Safe by default: ``Host`` and ``Origin`` must name this machine (DNS-rebinding defence,
 ``runtime.http.hosts``), and every bound in ``runtime.core.limits`` holds (body size and time,
@@ -36,6 +36,7 @@ from .answers import Answers
 from .legacy import LegacyEndpoint
 from .streams import Router
 from .session_table import SessionTable
+from .sse_endpoint import SseEndpoint
 from ..core.limits import DEFAULT, Limits
 from .post_headers import accepts_answers, is_json, mcp_headers
 
@@ -57,7 +58,9 @@ class McpHttpApp:
     ``Origin`` (see :class:`~runtime.http.hosts.HostPolicy`); ``limits`` bound what clients can
     make the app hold (default: the server's); ``max_body`` overrides its
     ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
-    announce. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
+    announce. The 2024-11-05 HTTP+SSE transport is served beside it: its stream at
+    ``sse_path`` (default ``/sse``; None: not served), its messages at ``messages_path``
+    (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
     server's ``auth``) makes the endpoint a protected resource: every request needs a
     valid bearer token, and the protected resource metadata is served.
     """
@@ -73,6 +76,8 @@ class McpHttpApp:
         max_body: int | None = None,
         sse_retry_ms: int = 1000,
         auth: ResourceServer | None = None,
+        sse_path: str | None = "/sse",
+        messages_path: str = "/messages",
     ) -> None:
         self.server = server
         self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
@@ -92,6 +97,10 @@ class McpHttpApp:
         self.legacy = server.versions.of_era("legacy")
         self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
         self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)
+        #: The HTTP+SSE transport's two paths (None: not served) and its sessions.
+        self.sse_path = None if sse_path is None else sse_path.rstrip("/") or "/"
+        self.messages_path = messages_path.rstrip("/") or "/"
+        self.sse = SseEndpoint(server, self.answers, limits, self.messages_path)
         server.subscribe(self.publish)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
@@ -106,7 +115,8 @@ class McpHttpApp:
         headers: Headers = dict(scope["headers"])
         path = scope["path"]
         auth = self.auth
-        if path != self.path and (path.rstrip("/") or "/") != self.path:
+        served = path if path == self.path else (path.rstrip("/") or "/")
+        if served != self.path and (self.sse_path is None or served not in self._sse_paths):
             if auth is not None and auth.is_metadata_path(path):
                 await self._metadata(auth, headers, scope["method"], send)
                 return
@@ -122,7 +132,9 @@ class McpHttpApp:
             if principal is None:  # refused
                 return
         method = scope["method"]
-        if method == "POST":
+        if served != self.path:
+            await self._sse(served, method, scope, headers, receive, send, principal)
+        elif method == "POST":
             await self._post(headers, receive, send, principal)
         elif method == "GET":
             await self.legacy_sessions.get(headers, receive, send, principal)
@@ -135,6 +147,31 @@ class McpHttpApp:
                 jsonrpc.encode_error(None, INVALID_REQUEST, f"Method {method} not allowed"),
                 allow=True,
             )
+
+    @property
+    def _sse_paths(self) -> tuple[str, str]:
+        return (self.sse_path or "", self.messages_path)
+
+    async def _sse(
+        self,
+        path: str,
+        method: str,
+        scope: Scope,
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
+    ) -> None:
+        """The HTTP+SSE transport: GET opens a stream, POST feeds one."""
+        if path == self.sse_path and method == "GET":
+            await self.sse.get(headers, scope.get("root_path", ""), receive, send, principal)
+        elif path == self.messages_path and method == "POST":
+            query: bytes = scope.get("query_string", b"")
+            await self.sse.post(query, headers, receive, send, principal)
+        else:
+            allowed = "GET" if path == self.sse_path else "POST"
+            message = f"Method {method} not allowed on {path} (only {allowed})"
+            await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, message))
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -261,6 +298,8 @@ class McpHttpApp:
         """Announce a change to legacy sessions and to open modern listen streams."""
         for legacy in list(self.sessions.values()):
             await legacy.session.publish(method, params, wanted)
+        for sse in list(self.sse.sessions.values()):
+            await sse.session.publish(method, params, wanted)
         for session in list(self.answers.listeners):
             await session.publish(method, params, wanted)
 

@@ -13,7 +13,10 @@ on 127.0.0.1, in both protocol eras, plus era detection over stdio:
 3. era detection of our ``stdio_client(..., mode="auto")`` against the SDK stdio server, our
    own everything server, and a legacy-only server (``tests.peers.slow_server --versions``
    limited to the handshake versions), which must fall back to ``initialize`` within the
-   probe timeout.
+   probe timeout;
+4. the SDK's ``sse_client`` (the 2024-11-05 HTTP+SSE transport) against our HTTP server's
+   ``/sse`` stream: lists, calls, reads, prompts, and the server's own requests (sampling,
+   elicitation) answered over it.
 
 Each HTTP server is started once per module (a subprocess on a free port) and stopped at the
 end; every test is bounded in time.
@@ -39,10 +42,12 @@ import anyio
 import httpx2
 import pytest
 
+import mcp
 import mcp.types as sdk
 from mcp import Client as SdkClient
 from mcp import MCPError
 from mcp.client.session import ClientRequestContext
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpgen.generated._support import RequestContext
@@ -865,3 +870,56 @@ async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.Monkey
             async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
                 pass
     assert runtime_client.KNOWN_ERAS.get(f"{sys.executable} -c pass") is None
+
+
+# -- 4. the SDK's HTTP+SSE client → our server -----------------------------------------------
+
+
+@asynccontextmanager
+async def sdk_over_sse(url: str, **callbacks: Any) -> AsyncIterator[mcp.ClientSession]:
+    async with sse_client(url.removesuffix("/mcp") + "/sse") as (read, write):
+        async with mcp.ClientSession(read, write, **callbacks) as session:
+            await session.initialize()
+            yield session
+
+
+async def test_sdk_sse_client_lists_calls_reads_and_gets_prompts(
+    everything_http: HttpServer,
+) -> None:
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with sdk_over_sse(everything_http.url) as session:
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            assert {"test_simple_text", "test_sampling", "test_elicitation"} <= tools
+            called = await session.call_tool("test_simple_text", {})
+            assert only_text(called) == "This is a simple text response for testing."
+            failed = await session.call_tool("test_error_handling", {})
+            assert failed.is_error
+            read = await session.read_resource("test://static-text")
+            (contents,) = read.contents
+            assert isinstance(contents, sdk.TextResourceContents) and contents.text
+            templates = (await session.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
+            prompt = await session.get_prompt(
+                "test_prompt_with_arguments", {"arg1": "a", "arg2": "b"}
+            )
+            assert prompt.messages and prompt.messages[0].role == "user"
+
+
+async def test_sdk_sse_client_answers_sampling_and_elicitation_over_the_stream(
+    everything_http: HttpServer,
+) -> None:
+    seen = Recorder()
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with sdk_over_sse(
+            everything_http.url,
+            sampling_callback=seen.on_sampling,
+            elicitation_callback=seen.on_elicit,
+        ) as session:
+            sampled = await session.call_tool("test_sampling", {"prompt": "Capital of France?"})
+            assert only_text(sampled) == "LLM response: Paris"
+            elicited = await session.call_tool("test_elicitation", {"message": "Who are you?"})
+            assert only_text(elicited) == (
+                "User response: action=accept, "
+                'content={"username": "bob", "email": "bob@example.com"}'
+            )
+            assert len(seen.sampling) == 1 and len(seen.elicitations) == 1
