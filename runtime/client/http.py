@@ -56,8 +56,9 @@ class _Outgoing(msgspec.Struct):
 _peek = msgspec.json.Decoder(_Outgoing)
 
 
-class _SseParser:
-    """Incremental ``text/event-stream`` parser (only what MCP uses: id, data, retry).
+class SseParser:
+    """Incremental ``text/event-stream`` parser (only what MCP uses: event, id, data,
+    retry).
 
     An event (or a line) longer than ``limit`` characters raises :class:`TooLarge`: a
     server cannot make the client hold an endless event."""
@@ -66,24 +67,29 @@ class _SseParser:
         self.data: list[str] = []
         self.size = 0
         self.limit = limit
+        self.kind = "message"
         self.last_id: str | None = None
         self.retry_ms: int | None = None
         self.buffer = ""
 
     def feed(self, chunk: str) -> list[str]:
-        """Complete events' data from ``chunk`` (empty data, e.g. priming events, skipped)."""
+        """Complete ``message`` events' data from ``chunk`` (the JSON-RPC messages; empty
+        data, e.g. priming events, skipped)."""
+        return [data for kind, data in self.events(chunk) if kind == "message"]
+
+    def events(self, chunk: str) -> list[tuple[str, str]]:
+        """Complete events from ``chunk``: (type, data), those with no data skipped."""
         self.buffer += chunk
         if len(self.buffer) > self.limit:
             raise TooLarge(f"an SSE line over {self.limit} characters")
-        events: list[str] = []
+        events: list[tuple[str, str]] = []
         while "\n" in self.buffer:
             line, self.buffer = self.buffer.split("\n", 1)
             line = line.rstrip("\r")
             if not line:
                 if self.data:
-                    events.append("\n".join(self.data))
-                self.data = []
-                self.size = 0
+                    events.append((self.kind, "\n".join(self.data)))
+                self.data, self.size, self.kind = [], 0, "message"
                 continue
             if line.startswith(":"):
                 continue
@@ -94,11 +100,13 @@ class _SseParser:
                 if self.size > self.limit:
                     raise TooLarge(f"an SSE event over {self.limit} characters")
                 self.data.append(value)
+            elif field == "event":
+                self.kind = value
             elif field == "id":
                 self.last_id = value
             elif field == "retry" and value.isdigit():
                 self.retry_ms = int(value)
-        return [e for e in events if e.strip()]
+        return [(kind, data) for kind, data in events if data.strip()]
 
 
 class HttpClientTransport:
@@ -133,6 +141,9 @@ class HttpClientTransport:
         #: the ``ClientSession`` starts a new one with ``initialize``.
         self.sessions_lost = 0
         self.lost_session_id: str | None = None
+        #: The status of the first answer to a POST: a 4xx there may mean a server of the
+        #: older HTTP+SSE transport (``http_client`` then falls back to it).
+        self.first_status: int | None = None
         #: Negotiated legacy version (sent as ``MCP-Protocol-Version`` after initialize).
         self.protocol_version: str | None = None
         self.param_headers: ParamHeaders | None = None
@@ -207,6 +218,8 @@ class HttpClientTransport:
             async with self.http.stream(
                 "POST", self.url, content=data, headers=headers
             ) as response:
+                if self.first_status is None:
+                    self.first_status = response.status_code
                 if response.status_code == 404:
                     self._lost(headers.get("Mcp-Session-Id"))
                 await self._answer(response, request_id)
@@ -257,7 +270,7 @@ class HttpClientTransport:
 
     async def _stream(self, response: httpx.Response, request_id: RequestId | None) -> None:
         """Read an SSE answer; if it ends before the answer, resume it by GET."""
-        parser = _SseParser(self.limits.max_message_bytes)
+        parser = SseParser(self.limits.max_message_bytes)
         answered = await self._read_events(response.aiter_text(), parser, request_id)
         resumes = 0
         while not answered and request_id is not None and resumes < self.max_resumes:
@@ -285,7 +298,7 @@ class HttpClientTransport:
             self._fail(request_id, INTERNAL_ERROR, "the server closed the stream without an answer")
 
     async def _read_events(
-        self, chunks: AsyncIterator[str], parser: _SseParser, request_id: RequestId | None
+        self, chunks: AsyncIterator[str], parser: SseParser, request_id: RequestId | None
     ) -> bool:
         """Queue every event; True once the answer to ``request_id`` went by (then stop)."""
         async for chunk in chunks:
@@ -305,7 +318,7 @@ class HttpClientTransport:
         task.add_done_callback(self._tasks.discard)
 
     async def _listen(self) -> None:
-        parser = _SseParser(self.limits.max_message_bytes)
+        parser = SseParser(self.limits.max_message_bytes)
         for _ in range(self.max_resumes + 1):
             headers = {"Accept": "text/event-stream", **self.extra_headers}
             if self.session_id is not None:

@@ -353,6 +353,8 @@ class ClientSession:
         assert self.session is not None
         while True:  # bounded: each turn renews, at most Recovery.max_renewals in a row
             lost = self._losses()
+            if lost > self._losses_handled:  # lost between requests (an SSE stream dropped)
+                await self._renew()
             try:
                 answer = await self.session.request(method, params, progress=progress, **options)
             except McpError:
@@ -392,9 +394,11 @@ class ClientSession:
             lost = str(getattr(self.transport, "lost_session_id", None))
             self._renewals_in_a_row += 1
             self._losses_handled = losses
-            self.conn.session_lost()
-            self.session.renegotiate()
-            version = await self._initialize(self._handshake_timeout)
+            if self.conn.session_lost():  # a legacy session: a new handshake
+                self.session.renegotiate()
+                version = await self._initialize(self._handshake_timeout)
+            else:  # the 2026-07-28 revision keeps nothing in a session
+                version = self.protocol_version
             for uri in self._subscribed:
                 await self.session.request(SUBSCRIBE, {"uri": uri})
             self.renewals += 1

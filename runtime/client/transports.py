@@ -1,15 +1,20 @@
 """Typed clients over real transports: a server spawned as a process (stdio) or reached
-at a URL (Streamable HTTP), connected, and shut down on exit."""
+at a URL (Streamable HTTP, or the older HTTP+SSE), connected, and shut down on exit."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .session import ClientSession, Mode
-from ..core.limits import CLIENT
+from ..core.limits import CLIENT, Limits
 from ..aio.session import Transport
+
+log = logging.getLogger("mcpgen.runtime.client.transports")
+#: How ``http_client`` reaches a URL.
+HttpTransport = Literal["auto", "streamable-http", "sse"]
 
 C = TypeVar("C")
 
@@ -64,6 +69,11 @@ async def stdio_client(
         yield client
 
 
+#: A Streamable HTTP server refuses a POST to an HTTP+SSE server's URL with one of these:
+#: the transport's cue to try the older transport there (a GET for its stream).
+SSE_FALLBACK_STATUSES = frozenset({400, 404, 405})
+
+
 @contextlib.asynccontextmanager
 async def http_client(
     client_class: type[C],
@@ -73,9 +83,15 @@ async def http_client(
     headers: Mapping[str, str] | None = None,
     mode: Mode = "auto",
     auth: Any = None,
+    transport: HttpTransport = "auto",
     **options: Any,
 ) -> AsyncGenerator[C, None]:
-    """Connect over Streamable HTTP to ``url`` and yield a typed client.
+    """Connect over HTTP to ``url`` and yield a typed client.
+
+    ``transport`` is ``"streamable-http"``, ``"sse"`` (the 2024-11-05 HTTP+SSE transport:
+    ``url`` is the server's SSE endpoint) or ``"auto"``: Streamable HTTP, and when the
+    server refuses its first POST with 400, 404 or 405, HTTP+SSE at the same URL, as the
+    spec's backwards-compatibility rules say.
 
     ``auth`` is an ``httpx.Auth``, typically ``runtime.client.auth.oauth.OAuth(...)`` or
     ``ClientCredentials(...)``: requests carry its bearer token, and it answers the
@@ -88,7 +104,42 @@ async def http_client(
     if auth is not None and getattr(auth, "login_before_connect", False):
         await auth.login(url)
     limits = options.get("limits", CLIENT)
-    transport = HttpClientTransport(url, headers=headers, limits=limits, auth=auth)
     probe = 5.0 if auth is None else 30.0
-    async with _connected(client_class, transport, handlers, mode, options, url, probe) as client:
-        yield client
+    binding = getattr(client_class, "__binding__")
+    session = ClientSession(binding, handlers, **options)
+    try:
+        if transport == "sse":
+            await _over_sse(session, url, headers, limits, auth, mode, probe)
+        else:
+            streamable = HttpClientTransport(url, headers=headers, limits=limits, auth=auth)
+            try:
+                await session.connect(streamable, mode=mode, server_key=url, probe_timeout=probe)
+            except Exception as refused:
+                status = streamable.first_status
+                if transport != "auto" or status not in SSE_FALLBACK_STATUSES:
+                    raise
+                session = ClientSession(binding, handlers, **options)
+                try:
+                    await _over_sse(session, url, headers, limits, auth, mode, probe)
+                except Exception as exc:  # not an SSE server either: the first error says why
+                    log.debug("no HTTP+SSE at %s either: %s", url, exc)
+                    raise refused from None
+        yield client_class(session)  # type: ignore[call-arg]
+    finally:
+        await session.close()
+
+
+async def _over_sse(
+    session: ClientSession,
+    url: str,
+    headers: Mapping[str, str] | None,
+    limits: Limits,
+    auth: Any,
+    mode: Mode,
+    probe: float,
+) -> None:
+    from .http_sse import SseClientTransport
+
+    sse = SseClientTransport(url, headers=headers, limits=limits, auth=auth)
+    await sse.open()
+    await session.connect(sse, mode=mode, server_key=url, probe_timeout=probe)

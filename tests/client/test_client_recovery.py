@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -78,6 +78,10 @@ class Restartable:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
+    @property
+    def sse_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/sse"
+
     async def restart(self) -> None:
         await asyncio.to_thread(self.runner.stop)
         self.runner = self._runner(self.port)
@@ -101,17 +105,25 @@ def text(result: Any) -> str:
     return result.content[0].text
 
 
-def test_after_a_restart_the_client_initializes_again_and_repeats_what_changes_nothing() -> None:
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_after_a_restart_the_client_initializes_again_and_repeats_what_changes_nothing(
+    transport: Literal["streamable-http", "sse"],
+) -> None:
+    """Streamable HTTP: the next request gets 404. HTTP+SSE: the stream drops with the
+    server, and the transport opens a new one (the server's ``retry`` delay)."""
     renewed: list[SessionRenewed] = []
 
     async def scenario() -> None:
         async with serving(Restartable()) as server:
             recovery = Recovery(on_renewed=renewed.append)
-            async with http_client(Client, server.url, mode="legacy", recovery=recovery) as client:
+            url = server.url if transport == "streamable-http" else server.sse_url
+            async with http_client(
+                Client, url, mode="legacy", recovery=recovery, transport=transport
+            ) as client:
                 session = client.session
                 assert isinstance(session, ClientSession)
-                transport: Any = session.transport
-                first_id = transport.session_id
+                wire: Any = session.transport
+                first_id = wire.session_id
                 assert (
                     text(await client.call_tool(name="add", arguments={"label": "a"})) == "added a"
                 )
@@ -123,7 +135,7 @@ def test_after_a_restart_the_client_initializes_again_and_repeats_what_changes_n
                 event = renewed[0]
                 assert event.lost == first_id and event.version == "2025-11-25"
                 assert event.resubscribed == (URI,)
-                assert transport.session_id not in (None, first_id)
+                assert wire.session_id not in (None, first_id)
                 assert (
                     text(await client.call_tool(name="add", arguments={"label": "b"})) == "added b"
                 )

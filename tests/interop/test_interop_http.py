@@ -14,9 +14,10 @@ on 127.0.0.1, in both protocol eras, plus era detection over stdio:
    own everything server, and a legacy-only server (``tests.peers.slow_server --versions``
    limited to the handshake versions), which must fall back to ``initialize`` within the
    probe timeout;
-4. the SDK's ``sse_client`` (the 2024-11-05 HTTP+SSE transport) against our HTTP server's
-   ``/sse`` stream: lists, calls, reads, prompts, and the server's own requests (sampling,
-   elicitation) answered over it.
+4. the 2024-11-05 HTTP+SSE transport both ways: the SDK's ``sse_client`` against our HTTP
+   server's ``/sse`` stream (lists, calls, reads, prompts, and the server's own requests
+   answered over it), our ``http_client`` against the SDK's SSE server, and our automatic
+   mode choosing the transport a Streamable-HTTP-only, an SSE-only and a dual server speak.
 
 Each HTTP server is started once per module (a subprocess on a free port) and stopped at the
 end; every test is bounded in time.
@@ -137,6 +138,14 @@ def everything_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpSe
     yield from run_http_server(
         ["-m", "examples.everything", "--transport", "http", "--host", "127.0.0.1"], log
     )
+
+
+@pytest.fixture(scope="module")
+def sdk_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The SDK low-level server over HTTP+SSE alone (its ``url`` is the SSE endpoint)."""
+    log = tmp_path_factory.mktemp("sdk-sse") / "server.log"
+    for served in run_http_server([str(SDK_HTTP_PEER), "--transport", "sse"], log):
+        yield HttpServer(served.process, served.url.removesuffix("/mcp") + "/sse")
 
 
 @pytest.fixture(scope="module")
@@ -923,3 +932,64 @@ async def test_sdk_sse_client_answers_sampling_and_elicitation_over_the_stream(
                 'content={"username": "bob", "email": "bob@example.com"}'
             )
             assert len(seen.sampling) == 1 and len(seen.elicitations) == 1
+
+
+@MODES
+async def test_our_client_over_sse_calls_an_sdk_sse_server(
+    sdk_sse: HttpServer, mode: OurMode
+) -> None:
+    """Over the stream the SDK serves either era, as over stdio: ``auto`` lands on 2026-07-28."""
+    handlers = PeerHandlers()
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_client(
+            Client, sdk_sse.url, handlers=handlers, transport="sse", mode=mode
+        ) as client:
+            with anyio.fail_after(BODY_TIMEOUT):
+                assert client.protocol_version == ERA_OF_MODE[mode]
+                assert text_of(await client.call_tool(name="whoami")) == ERA_OF_MODE[mode]
+                assert runtime_session(client).server_info["name"] == "sdk-http-peer"
+                assert [tool.name for tool in (await client.list_tools()).tools] == SDK_TOOLS
+                assert (
+                    text_of(await client.call_tool(name="echo", arguments={"text": "hé"})) == "hé"
+                )
+                with pytest.raises(McpError) as unknown:
+                    await client.call_tool(name="nope")
+                assert unknown.value.code == -32602
+                readme = await client.read_resource(uri=SDK_README_URI)
+                (contents,) = readme.contents
+                assert isinstance(contents, t.TextResourceContents)
+                assert contents.text == SDK_README_TEXT
+                asked = await client.call_tool(name="ask", arguments={"prompt": "2+2?"})
+                assert json.loads(text_of(asked))["said"] == "four"
+                assert len(handlers.sampling) == 1 and len(handlers.elicitations) == 1
+
+
+@pytest.mark.parametrize(
+    ("server", "path", "expected"),
+    [
+        ("sdk_http", "", "HttpClientTransport"),  # Streamable HTTP alone
+        ("sdk_sse", "", "SseClientTransport"),  # HTTP+SSE alone: the first POST gets 405
+        ("everything_http", "", "HttpClientTransport"),  # ours serves both: /mcp
+        ("everything_http", "/sse", "SseClientTransport"),  # and /sse
+    ],
+)
+async def test_automatic_mode_reaches_each_kind_of_http_server(
+    request: pytest.FixtureRequest, server: str, path: str, expected: str
+) -> None:
+    served: HttpServer = request.getfixturevalue(server)
+    url = served.url.removesuffix("/mcp") + path if path else served.url
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with http_client(Client, url) as client:
+            assert type(runtime_session(client).transport).__name__ == expected
+            assert (await client.list_tools()).tools
+
+
+async def test_a_url_that_is_neither_transport_fails_with_the_first_error(
+    everything_http: HttpServer,
+) -> None:
+    url = everything_http.url.removesuffix("/mcp") + "/nothing-here"
+    with anyio.fail_after(TEST_TIMEOUT):
+        with pytest.raises(McpError) as refused:
+            async with http_client(Client, url, mode="legacy"):
+                pass
+    assert "Not found: /nothing-here" in refused.value.message

@@ -1,7 +1,8 @@
 """A low-level Streamable HTTP server built on the official MCP Python SDK (``mcp`` 2.3), the
 peer of ``tests/interop/test_interop_http.py``: run as
 ``python tests/peers/sdk_http_server.py --port PORT`` (serves ``http://127.0.0.1:PORT/mcp``
-with uvicorn until SIGTERM/SIGINT).
+with uvicorn until SIGTERM/SIGINT); with ``--transport sse``, the 2024-11-05 HTTP+SSE
+transport instead (``/sse`` and ``/messages/``), and nothing at ``/mcp``.
 
 One endpoint serves both eras (the SDK routes each POST by its ``MCP-Protocol-Version``
 header): a 2025-11-25 session after ``initialize``, or stateless 2026-07-28 requests.
@@ -267,11 +268,39 @@ server = Server(
 )
 
 
+def sse_app() -> Any:
+    """The same server over the SDK's HTTP+SSE transport: GET ``/sse``, POST ``/messages/``."""
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle_sse(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as streams:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+        return Response()
+
+    routes = [
+        Route("/sse", endpoint=handle_sse, methods=["GET"]),
+        Mount("/messages/", app=sse.handle_post_message),
+    ]
+    return Starlette(routes=routes)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python tests/peers/sdk_http_server.py")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument(
+        "--transport", choices=["streamable-http", "sse"], default="streamable-http"
+    )
     args = parser.parse_args(argv)
-    app = server.streamable_http_app(stateless_http=False, json_response=False)
+    if args.transport == "sse":
+        app = sse_app()
+    else:
+        app = server.streamable_http_app(stateless_http=False, json_response=False)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
