@@ -22,6 +22,8 @@ NODE_DIR = CACHE / "conformance" / "node22"
 #: The TypeScript peers the tests run, pinned.
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 TS_SDK = "@modelcontextprotocol/sdk@1.32.2"
+#: The MCP inspector, whose CLI (``mcp-inspector --cli``) calls a server over any transport.
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 INSTALL_TIMEOUT = 600
 
 
