@@ -33,7 +33,7 @@ def build_server(limits: Limits | None = None, tasks_url: str | None = None) -> 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m examples.everything")
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--transport", choices=["stdio", "http", "websocket"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--log-level", default="WARNING")
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     app = build_app(limits, tasks=task_store(args.task_store))
     if args.transport == "stdio":
         app.run()
-    else:
-        app.run("http", host=args.host, port=args.port)
+    else:  # http: Streamable HTTP at /mcp, HTTP+SSE at /sse; websocket: ws://…/mcp
+        app.run(args.transport, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

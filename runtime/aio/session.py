@@ -140,15 +140,17 @@ class Session:
 
     # -- the read loop ------------------------------------------------------------------
 
-    async def run(self, drain_timeout: float = 10.0) -> None:
-        """Read until end of input; then let running handlers finish (bounded) and stop."""
+    async def run(self, drain_timeout: float = 10.0, http: HttpHeaders | None = None) -> None:
+        """Read until end of input; then let running handlers finish (bounded) and stop.
+        ``http``: what every frame carries (over a WebSocket, who its handshake showed the
+        client to be)."""
         try:
             while True:
                 frame = await self.transport.receive()
                 if frame is None:
                     break
                 try:
-                    await self.feed(frame)
+                    await self.feed(frame, http)
                 except Exception:  # a defect, not the peer's fault: the next frame is served
                     log.exception("acting on an incoming frame failed")
             self._fail_waiting()  # no answer can arrive any more

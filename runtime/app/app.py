@@ -374,15 +374,17 @@ class App:
 
     def run(
         self,
-        transport: Literal["stdio", "http"] = "stdio",
+        transport: Transport = "stdio",
         *,
         host: str = "127.0.0.1",
         port: int = 3001,
         **http_options: Any,
     ) -> None:
         """Serve until stdin closes (``stdio``) or until interrupted (``http``: Streamable
-        HTTP with uvicorn, ``pip install 'mcpgen[http]'``; ``http_options`` go to
-        :class:`~runtime.http.endpoint.McpHttpApp` and ``runtime.http.serve.serve``)."""
+        HTTP with uvicorn, ``pip install 'mcpgen[http]'``, HTTP+SSE beside it; ``websocket``:
+        MCP over WebSocket at ``ws://host:port/mcp``, ``mcpgen[http,websocket]``;
+        ``http_options`` go to :class:`~runtime.http.endpoint.McpHttpApp` and
+        ``runtime.http.serve.serve``)."""
         run(self, transport, host=host, port=port, **http_options)
 
     def http_app(self, **options: Any) -> Any:
@@ -416,6 +418,8 @@ class App:
 
 
 _NONE: frozenset[str] = frozenset()
+#: What ``run`` serves over.
+Transport = Literal["stdio", "http", "websocket"]
 
 
 def _scopes(options: dict[str, Any]) -> frozenset[str]:
@@ -445,29 +449,32 @@ def newest_binding() -> ModuleType:
 
 def run(
     target: App | Server,
-    transport: Literal["stdio", "http"] = "stdio",
+    transport: Transport = "stdio",
     *,
     host: str = "127.0.0.1",
     port: int = 3001,
     **http_options: Any,
 ) -> None:
     """Serve an ``App`` or a ``Server``: over this process's stdin/stdout until stdin
-    closes (``stdio``), or over Streamable HTTP with uvicorn at ``host:port`` until
-    interrupted (``http``; ``http_options`` go to the HTTP app and ``runtime.http.serve``)."""
+    closes (``stdio``), or with uvicorn at ``host:port`` until interrupted: Streamable HTTP
+    (and HTTP+SSE beside it) for ``http``, WebSocket for ``websocket`` (at the app's path,
+    ``/mcp``); ``http_options`` go to the HTTP app and ``runtime.http.serve``."""
     if transport == "stdio":
         if http_options:
             raise TypeError(f"options for HTTP given to a stdio server: {sorted(http_options)}")
         server = target.server if isinstance(target, App) else target
         asyncio.run(_serve_stdio(server))
-    elif transport == "http":
+    elif transport in ("http", "websocket"):
         from ..http.serve import serve
 
+        if transport == "websocket":
+            http_options.setdefault("websocket_path", http_options.get("path", "/mcp"))
         if isinstance(target, App):
             serve(target.server, host, port, **target.scoped_options(http_options))
         else:
             serve(target, host, port, **http_options)
     else:
-        raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+        raise ValueError(f"transport must be 'stdio', 'http' or 'websocket', not {transport!r}")
 
 
 async def _serve_stdio(server: Server) -> None:

@@ -551,7 +551,7 @@ class Connection:
                 {"path": "$.params"},
             )
         meta = modern.check_meta(p)
-        if http is not None:
+        if http is not None and http.per_request:
             modern.check_headers(http, m.method, meta, p)
         requested = str(meta.protocol_version)
         supported = self.versions.of_era("modern")

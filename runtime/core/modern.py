@@ -156,6 +156,10 @@ class HttpHeaders(msgspec.Struct, frozen=True):
     #: when the app is protected; its ``Authorization`` header is then gone from
     #: ``request``, so nothing behind the app can forward the token.
     principal: Any = None
+    #: The MCP headers belong to this one message (a Streamable HTTP request), so they
+    #: must agree with it. False over a persistent connection (WebSocket, HTTP+SSE): the
+    #: headers are the handshake's, and only who the client is (``principal``) is known.
+    per_request: bool = True
 
     def header(self, name: str) -> str | None:
         """A request header's value (``name`` in any case), or None."""

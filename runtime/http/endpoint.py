@@ -29,6 +29,7 @@ from ..core import jsonrpc
 from .auth.resource_server import operation
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
 from ..core.connection import Connection
+from ..aio.session import Session
 from .stateless import StatelessLane
 from ..core.errors import INVALID_REQUEST
 from .hosts import HostPolicy
@@ -37,7 +38,9 @@ from .legacy import LegacyEndpoint
 from .streams import Router
 from .session_table import SessionTable
 from .sse_endpoint import SseEndpoint
+from .websocket import SUBPROTOCOL, WebSocketTransport, denial, wants_mcp
 from ..core.limits import DEFAULT, Limits
+from ..core.modern import HttpHeaders
 from .post_headers import accepts_answers, is_json, mcp_headers
 
 if TYPE_CHECKING:  # for typing only
@@ -60,7 +63,9 @@ class McpHttpApp:
     ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
     announce. The 2024-11-05 HTTP+SSE transport is served beside it: its stream at
     ``sse_path`` (default ``/sse``; None: not served), its messages at ``messages_path``
-    (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
+    (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``websocket_path``
+    takes MCP over WebSocket there (default None: not served; see
+    :mod:`~runtime.http.websocket`). ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
     server's ``auth``) makes the endpoint a protected resource: every request needs a
     valid bearer token, and the protected resource metadata is served.
     """
@@ -78,6 +83,7 @@ class McpHttpApp:
         auth: ResourceServer | None = None,
         sse_path: str | None = "/sse",
         messages_path: str = "/messages",
+        websocket_path: str | None = None,
     ) -> None:
         self.server = server
         self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
@@ -101,6 +107,9 @@ class McpHttpApp:
         self.sse_path = None if sse_path is None else sse_path.rstrip("/") or "/"
         self.messages_path = messages_path.rstrip("/") or "/"
         self.sse = SseEndpoint(server, self.answers, limits, self.messages_path)
+        #: Where WebSocket connections are taken (None: refused; see ``http.websocket``).
+        self.websocket_path = None if websocket_path is None else websocket_path.rstrip("/") or "/"
+        self.websockets: set[Session] = set()
         server.subscribe(self.publish)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
@@ -109,6 +118,9 @@ class McpHttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+            return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
             return
         if scope["type"] != "http":
             return
@@ -147,6 +159,48 @@ class McpHttpApp:
                 jsonrpc.encode_error(None, INVALID_REQUEST, f"Method {method} not allowed"),
                 allow=True,
             )
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket at ``websocket_path``: checked like a request, then served as one
+        persistent connection (see :mod:`~runtime.http.websocket`)."""
+        headers: Headers = dict(scope["headers"])
+        refuse_with = denial(scope, send)
+        path = scope["path"].rstrip("/") or "/"
+        if self.websocket_path is None or path != self.websocket_path:
+            await refuse(refuse_with, 404, f"Not found: {scope['path']} (no WebSocket here)")
+            return
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
+        if rejection is not None:
+            await refuse(refuse_with, 403, rejection)
+            return
+        if not wants_mcp(scope):
+            await refuse(refuse_with, 400, f"Bad Request: ask for the subprotocol {SUBPROTOCOL!r}")
+            return
+        auth, principal = self.auth, None
+        if auth is not None:
+            principal = auth.known(headers) or await auth.authenticate(headers, refuse_with)
+            if principal is None:  # refused
+                return
+        if (await receive())["type"] != "websocket.connect":
+            return
+        asked = bool(scope.get("subprotocols"))
+        await send({"type": "websocket.accept", "subprotocol": SUBPROTOCOL if asked else None})
+        gate = None
+        if auth is not None and principal is not None and auth.policy.varies:
+            gate = functools.partial(_scope_gate, auth, principal, self.limits)
+        transport = WebSocketTransport(receive, send, self.limits, gate)
+        server = self.server
+        session = Session(server.connection(), transport, server.dispatch, server.on_notification)
+        transport.busy = lambda: session.in_flight > 0
+        self.websockets.add(session)
+        http = None
+        if principal is not None:
+            http = HttpHeaders(request=headers, principal=principal, per_request=False)
+        try:
+            await session.run(drain_timeout=0, http=http)  # gone: nobody reads answers
+        finally:
+            self.websockets.discard(session)
+            await transport.close()
 
     @property
     def _sse_paths(self) -> tuple[str, str]:
@@ -300,8 +354,24 @@ class McpHttpApp:
             await legacy.session.publish(method, params, wanted)
         for sse in list(self.sse.sessions.values()):
             await sse.session.publish(method, params, wanted)
+        for session in list(self.websockets):
+            await session.publish(method, params, wanted)
         for session in list(self.answers.listeners):
             await session.publish(method, params, wanted)
+
+
+def _scope_gate(
+    auth: ResourceServer, principal: Principal, limits: Limits, data: bytes
+) -> bytes | None:
+    """The refusal of a WebSocket message whose requests need scopes the connection's
+    token lacks (-32600 naming them), or None."""
+    messages = jsonrpc.parse(data, limits.max_depth, limits.max_batch)[0]
+    needed = auth.missing(principal, operation(messages))
+    if not needed:
+        return None
+    requests = jsonrpc.request_ids(messages)
+    why = f"Forbidden: this request needs scope {' '.join(sorted(needed))!r}"
+    return jsonrpc.encode_error(requests[0] if len(requests) == 1 else None, INVALID_REQUEST, why)
 
 
 def _over(claimed: bytes, limits: Limits) -> bool:

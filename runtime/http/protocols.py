@@ -131,6 +131,15 @@ def _released(protocol: GuardedH11 | GuardedHttpTools) -> None:
         guards.linger_handle = None
 
 
+def _upgraded(protocol: GuardedH11 | GuardedHttpTools) -> None:
+    """The connection became a WebSocket's: this protocol's clocks stop, or the idle one
+    would close the WebSocket's transport when it ran out."""
+    _released(protocol)
+    if protocol.timeout_keep_alive_task is not None:
+        protocol.timeout_keep_alive_task.cancel()
+        protocol.timeout_keep_alive_task = None
+
+
 def _refuse_unparsable(protocol: GuardedH11 | GuardedHttpTools, message: str) -> None:
     """uvicorn's answer to bytes that are not an HTTP request it can parse (an unknown
     method, a malformed request line or header), with a JSON-RPC body instead of text."""
@@ -173,6 +182,9 @@ class GuardedH11(H11Protocol):
         if self.guards.lingering:
             return
         super().data_received(data)
+        if self.transport.get_protocol() is not self:  # upgraded: a WebSocket's now
+            _upgraded(self)
+            return
         conn = self.conn
         if conn.their_state is h11.IDLE and conn.our_state is h11.IDLE and conn.trailing_data[0]:
             self.guards.header_deadline.start(self.transport)
@@ -240,6 +252,9 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
                 return
             due = _idle_until(self)
             super().data_received(data)
+            if self.transport.get_protocol() is not self:  # upgraded: a WebSocket's now
+                _upgraded(self)
+                return
             cycle = self._cycle()
             responding = cycle is not None and not cycle.response_complete
             if self.reading_headers:

@@ -146,7 +146,9 @@ class SseEndpoint:
         await respond(send, 202, b"")
         # Messages over the stream are read as over stdio: no per-request MCP headers;
         # only who sent them, on a protected endpoint.
-        http = None if principal is None else HttpHeaders(request=headers, principal=principal)
+        http = None
+        if principal is not None:
+            http = HttpHeaders(request=headers, principal=principal, per_request=False)
         await sse.session.feed_parsed(parsed, http)
 
 

@@ -32,7 +32,7 @@ class ToolHeaderGate:
     def dispatch(self, event: IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
         if event.spec.name == CALL_TOOL:
             http = event.http
-            if http is not None and event.peer is not None:
+            if http is not None and http.per_request and event.peer is not None:
                 params = event.params
                 tool = getattr(params, "name", "")
                 headers = self.headers

@@ -308,8 +308,8 @@ def test_run_refuses_an_unknown_transport_and_http_options_for_stdio() -> None:
     from mcpgen.runtime import App, run
 
     app = App("args")
-    with pytest.raises(ValueError, match="'stdio' or 'http'"):
-        run(app, "websocket")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'stdio', 'http' or 'websocket', not 'carrier-pigeon'"):
+        run(app, "carrier-pigeon")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="allowed_hosts"):
         app.run("stdio", allowed_hosts=["example.com"])
 

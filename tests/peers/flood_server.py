@@ -10,7 +10,8 @@ their defaults). ``--max-files N`` lowers the process's file-descriptor limit (`
 -n``) to N; ``--auth-token TOKEN`` protects the endpoint with a resource server that
 accepts that one bearer token (everything else gets 401, decided from the headers). Over HTTP it runs ``runtime.http.serve.serve`` (uvicorn with the header
 timeout) on 127.0.0.1 and an ephemeral port, announced on stderr as
-``mcpgen: serving MCP at http://127.0.0.1:<port>/mcp``.
+``mcpgen: serving MCP at http://127.0.0.1:<port>/mcp``, with HTTP+SSE at ``/sse`` and
+WebSocket at ``/ws`` beside it.
 
 Besides the everything tools, ``chatter`` [count, size] reports ``count`` progress
 notifications (when the request asked for progress), each with a message of ``size``
@@ -89,7 +90,15 @@ def main(argv: list[str] | None = None) -> None:
                 resource="http://127.0.0.1/mcp",
                 authorization_servers=["http://flood.test"],
             )
-        serve(app.server, "127.0.0.1", 0, limits=limits, http=args.http, auth=auth)
+        serve(
+            app.server,
+            "127.0.0.1",
+            0,
+            limits=limits,
+            http=args.http,
+            auth=auth,
+            websocket_path="/ws",
+        )
 
 
 if __name__ == "__main__":

@@ -294,6 +294,12 @@ class Wire:
             raise EOFError("the server closed the connection")
         self.buffer += data
 
+    def read_until(self, marker: bytes) -> bytes:
+        """What has arrived once ``marker`` is among it (left in the buffer)."""
+        while marker not in self.buffer:
+            self._fill()
+        return bytes(self.buffer)
+
     def _take_line(self) -> bytes:
         while (end := self.buffer.find(b"\r\n")) < 0:
             self._fill()
@@ -453,3 +459,28 @@ def send_from_thread(fd: int, data: bytes) -> tuple[threading.Thread, list[int]]
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread, written
+
+
+# -- HTTP+SSE and WebSocket ------------------------------------------------------------------
+
+
+def open_sse(port: int) -> tuple[Wire, str]:
+    """An HTTP+SSE session's stream, its headers and ``endpoint`` event read: the wire and
+    the messages URL's path."""
+    wire = Wire(port)
+    wire.send(b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    response = wire.head()
+    assert response.status == 200, response
+    event = wire.read_until(b"\n\n").split(b"data: ", 1)[1].split(b"\n", 1)[0]
+    return wire, event.decode()
+
+
+def sse_post(endpoint: str, body: bytes) -> bytes:
+    """The bytes of a POST of ``body`` to an HTTP+SSE session's ``endpoint``."""
+    lines = [
+        b"POST " + endpoint.encode() + b" HTTP/1.1",
+        b"Host: 127.0.0.1",
+        b"Content-Type: application/json",
+        b"Content-Length: %d" % len(body),
+    ]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
