@@ -14,7 +14,7 @@ from ..core.limits import Limits
 from .recovery import SAFE_TO_RETRY, Recovery, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
-from .transports import http_client, stdio_client
+from .transports import http_client, stdio_client, websocket_client
 
 if TYPE_CHECKING:
     from .auth import (
@@ -74,4 +74,5 @@ __all__ = [
     "TokenStore",
     "http_client",
     "stdio_client",
+    "websocket_client",
 ]

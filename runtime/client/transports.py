@@ -1,5 +1,6 @@
 """Typed clients over real transports: a server spawned as a process (stdio) or reached
-at a URL (Streamable HTTP, or the older HTTP+SSE), connected, and shut down on exit."""
+at a URL (Streamable HTTP, the older HTTP+SSE, or WebSocket), connected, and shut down on
+exit."""
 
 from __future__ import annotations
 
@@ -127,6 +128,29 @@ async def http_client(
         yield client_class(session)  # type: ignore[call-arg]
     finally:
         await session.close()
+
+
+@contextlib.asynccontextmanager
+async def websocket_client(
+    client_class: type[C],
+    url: str,
+    *,
+    handlers: Any = None,
+    headers: Mapping[str, str] | None = None,
+    mode: Mode = "auto",
+    **options: Any,
+) -> AsyncGenerator[C, None]:
+    """Connect over WebSocket to ``url`` (``ws://`` or ``wss://``; subprotocol ``mcp``)
+    and yield a typed client; ``headers`` go with the handshake. Needs
+    ``pip install 'mcpgen[websocket]'``. Either era may be spoken over it (a legacy-only
+    server answers the ``server/discover`` probe with an error at once)."""
+    from .websocket import WebSocketClientTransport
+
+    limits = options.get("limits", CLIENT)
+    transport = WebSocketClientTransport(url, headers=headers, limits=limits)
+    await transport.open()
+    async with _connected(client_class, transport, handlers, mode, options, url) as client:
+        yield client
 
 
 async def _over_sse(

@@ -71,6 +71,7 @@ FACES = {
         "TokenStore",
         "http_client",
         "stdio_client",
+        "websocket_client",
     ],
     "mcpgen.runtime.client.auth": [
         "AuthFlow",
