@@ -307,7 +307,11 @@ def diff(old: str, new: str, fmt: str) -> None:
     help="Comma list of protocol versions (default: the newest of each era).",
 )
 @click.option(
-    "--transport", type=click.Choice(["stdio", "http", "both"]), default="stdio", show_default=True
+    "--transport",
+    default="stdio",
+    show_default=True,
+    help="stdio, http (Streamable HTTP, with HTTP+SSE beside it), websocket, a comma list"
+    " of them, both (stdio,http) or all.",
 )
 @click.option(
     "--dir",
@@ -342,6 +346,7 @@ def new(
       mcpgen new weather-server
       mcpgen new weather-server --transport both --versions 2025-11-25,2026-07-28
       mcpgen new weather-server --transport http --auth
+      mcpgen new weather-server --transport all
       cd weather-server && python -m venv .venv && .venv/bin/pip install -e '.[test]'
       .venv/bin/weather-server            # serves over stdio
     """

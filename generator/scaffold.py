@@ -29,7 +29,9 @@ from .roles import find_roles
 from .pipeline import Inputs, generate
 from ..runtime.app.tools import INPUT_ERRORS_AS_RESULTS
 
-TRANSPORTS = ("stdio", "http")
+TRANSPORTS = ("stdio", "http", "websocket")
+#: ``--transport`` names of several transports at once.
+TRANSPORT_SETS = {"both": ("stdio", "http"), "all": TRANSPORTS}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*$")
 _RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?")
 #: What the project is made of: its path (``{package}`` filled in) → its template.
@@ -106,10 +108,13 @@ def compatible_range(version: str) -> str:
     return f">={version},<{upper}"
 
 
-def mcpgen_requirement(http: bool, version: str | None = None, auth: bool = False) -> str:
+def mcpgen_requirement(
+    http: bool, version: str | None = None, auth: bool = False, websocket: bool = False
+) -> str:
     """How the project depends on mcpgen: by name, with the extras it needs and the
     versions compatible with the running mcpgen (``mcpgen[http]>=0.1.0,<0.2``)."""
-    extras = [name for name, wanted in (("http", http), ("auth", auth)) if wanted]
+    wanted = (("http", http or websocket), ("auth", auth), ("websocket", websocket))
+    extras = [name for name, needed in wanted if needed]
     extra = f"[{','.join(extras)}]" if extras else ""
     return f"mcpgen{extra}{compatible_range(version or running_version())}"
 
@@ -141,9 +146,14 @@ def new_project(
     chosen = list(versions) if versions else default_versions(inputs)
     for v in chosen:
         inputs.pins.get(v)
-    transports: list[str] = list(TRANSPORTS) if transport == "both" else [transport]
-    if any(t not in TRANSPORTS for t in transports):
-        raise UsageError(f"unknown transport {transport!r}", "use stdio, http or both")
+    named = TRANSPORT_SETS.get(transport) or [t.strip() for t in transport.split(",")]
+    transports: list[str] = [t for t in TRANSPORTS if t in named]  # stdio first: the default
+    unknown = [t for t in named if t not in TRANSPORTS]
+    if unknown or not transports:
+        raise UsageError(
+            f"unknown transport {transport!r}",
+            "use stdio, http, websocket, a comma list of them, both (stdio,http) or all",
+        )
     if auth and "http" not in transports:
         raise UsageError(
             "--auth protects the HTTP transport, and this project has none",
@@ -158,7 +168,9 @@ def new_project(
         )
     context = _context(name, package, chosen, transports, inputs)
     context["auth"] = auth
-    required = requirement or mcpgen_requirement("http" in transports, auth=auth)
+    required = requirement or mcpgen_requirement(
+        "http" in transports, auth=auth, websocket="websocket" in transports
+    )
     context["mcpgen_requirement_toml"] = json.dumps(required)  # a valid TOML string too
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -202,6 +214,8 @@ def _context(
         "version_list": ",".join(chosen),
         "transports": transports,
         "http": "http" in transports,
+        "websocket": "websocket" in transports,
+        "network": "http" in transports or "websocket" in transports,
         "typed": typed,
         "typed_module": module_name(typed),
         "eras": eras,

@@ -53,7 +53,7 @@ def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[str, Path]:
     """A project per ``--transport`` choice, rendered in this process."""
     made = {}
-    for transport in ("stdio", "http", "both"):
+    for transport in ("stdio", "http", "both", "websocket", "all"):
         where = tmp_path_factory.mktemp(f"scaffold-{transport}") / NAME
         made[transport] = scaffold.new_project(NAME, transport=transport, directory=where)
     return made
@@ -105,6 +105,8 @@ def test_bad_names_and_taken_directories_are_refused_in_one_line(tmp_path: Path)
         {"name": "json"},
         {"name": "bad name"},
         {"name": "ok-name", "transport": "pigeon"},
+        {"name": "ok-name", "transport": "http,pigeon"},
+        {"name": "ok-name", "transport": ","},
         {"name": "taken", "directory": taken},
     ]
     for case in cases:
@@ -124,6 +126,8 @@ def test_the_runtime_version_range_follows_the_running_mcpgen() -> None:
     assert scaffold.running_version() == running
     assert scaffold.mcpgen_requirement(False) == f"mcpgen{scaffold.compatible_range(running)}"
     assert scaffold.mcpgen_requirement(True, "0.1.0") == "mcpgen[http]>=0.1.0,<0.2"
+    websocket = scaffold.mcpgen_requirement(False, "0.1.0", websocket=True)
+    assert websocket == "mcpgen[http,websocket]>=0.1.0,<0.2"
 
 
 def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
@@ -131,7 +135,7 @@ def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
     expected = scaffold.compatible_range(metadata.version("mcpgen"))
     for transport, project in projects.items():
         config = tomllib.loads((project / "pyproject.toml").read_text())
-        extra = "" if transport == "stdio" else "[http]"
+        extra = {"stdio": "", "http": "[http]", "both": "[http]"}.get(transport, "[http,websocket]")
         assert config["project"]["dependencies"] == [f"mcpgen{extra}{expected}"]
         optional = config["project"]["optional-dependencies"]
         assert optional["generator"] == ["mcpgen[generator]"]  # the version: as above
@@ -204,9 +208,11 @@ def test_every_readme_command_names_what_the_project_has(
                 for version in words[words.index("--version") + 1].split(","):
                     assert (project / PACKAGE / "mcp" / module_name(version)).is_dir()
         serving = [c for c in commands if c.startswith(f".venv/bin/{NAME}")]
-        assert (f".venv/bin/{NAME}" in serving) == (transport != "http")
-        if transport != "stdio":
-            assert f".venv/bin/{NAME} --transport http --port 3001" in serving
+        assert (f".venv/bin/{NAME}" in serving) == (transport in ("stdio", "both", "all"))
+        http_line = f".venv/bin/{NAME} --transport http --port 3001"
+        assert (http_line in serving) == (transport in ("http", "both", "all"))
+        websocket_line = f".venv/bin/{NAME} --transport websocket --port 3001"
+        assert (websocket_line in serving) == (transport in ("websocket", "all"))
         # Files and folders named in backquotes exist.
         for named in re.findall(r"`([\w./]+/[\w./]*)`", readme):
             if not named.startswith(".venv/"):
@@ -293,14 +299,15 @@ def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, 
         assert answers["completion"] == ["resources"]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http", "both"])
+@pytest.mark.parametrize("transport", ["stdio", "http", "both", "websocket", "all"])
 def test_the_projects_own_tests_pass_in_this_environment(
     projects: dict[str, Path], transport: str
 ) -> None:
-    """Its tests, in-memory, stdio and HTTP runs included, against this checkout's mcpgen."""
+    """Its tests, in-memory, stdio, HTTP (Streamable and HTTP+SSE) and WebSocket runs
+    included, against this checkout's mcpgen."""
     ran = in_project(projects[transport], "-m", "pytest", "-q", "-p", "no:cacheprovider")
     assert ran.returncode == 0, ran.stdout[-3000:]
-    expected = {"stdio": 7, "http": 7, "both": OWN_TESTS}[transport]
+    expected = {"stdio": 7, "http": 7, "both": OWN_TESTS, "websocket": 7, "all": 9}[transport]
     assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
 
 
