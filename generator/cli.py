@@ -299,6 +299,18 @@ def diff(old: str, new: str, fmt: str) -> None:
         click.echo(to_markdown(result), nl=False)
 
 
+def _transports(value: str) -> str:
+    """``--transport`` checked as click checks a choice (a usage error naming it)."""
+    from .errors import UsageError
+    from .scaffold import transports_of
+
+    try:
+        transports_of(value)
+    except UsageError as exc:
+        raise click.BadParameter(exc.message) from None
+    return value
+
+
 @main.command()
 @click.argument("name")
 @click.option(
@@ -310,6 +322,7 @@ def diff(old: str, new: str, fmt: str) -> None:
     "--transport",
     default="stdio",
     show_default=True,
+    callback=lambda ctx, param, value: _transports(value),
     help="stdio, http (Streamable HTTP, with HTTP+SSE beside it), websocket, a comma list"
     " of them, both (stdio,http) or all.",
 )

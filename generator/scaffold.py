@@ -108,6 +108,18 @@ def compatible_range(version: str) -> str:
     return f">={version},<{upper}"
 
 
+def transports_of(named: str) -> list[str]:
+    """``--transport``'s value as transports, stdio first (the default a project runs)."""
+    wanted = TRANSPORT_SETS.get(named) or [t.strip() for t in named.split(",")]
+    unknown = [t for t in wanted if t not in TRANSPORTS]
+    if unknown or not wanted:
+        raise UsageError(
+            f"{(unknown or [named])[0]!r} is not one of {', '.join(TRANSPORTS)}",
+            "name one, a comma list of them, both (stdio,http) or all",
+        )
+    return [t for t in TRANSPORTS if t in wanted]
+
+
 def mcpgen_requirement(
     http: bool, version: str | None = None, auth: bool = False, websocket: bool = False
 ) -> str:
@@ -146,14 +158,7 @@ def new_project(
     chosen = list(versions) if versions else default_versions(inputs)
     for v in chosen:
         inputs.pins.get(v)
-    named = TRANSPORT_SETS.get(transport) or [t.strip() for t in transport.split(",")]
-    transports: list[str] = [t for t in TRANSPORTS if t in named]  # stdio first: the default
-    unknown = [t for t in named if t not in TRANSPORTS]
-    if unknown or not transports:
-        raise UsageError(
-            f"unknown transport {transport!r}",
-            "use stdio, http, websocket, a comma list of them, both (stdio,http) or all",
-        )
+    transports = transports_of(transport)
     if auth and "http" not in transports:
         raise UsageError(
             "--auth protects the HTTP transport, and this project has none",
