@@ -19,13 +19,16 @@ if TESTS not in sys.path:
 from support.fuzz_report import KINDS, Tally  # noqa: E402
 from support.fuzzing import run  # noqa: E402
 
-TRANSPORTS = ("stdio", "http", "uvicorn")
+TRANSPORTS = ("stdio", "http", "uvicorn", "websocket", "sse")
 
 
 def main(argv: Sequence[str]) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="python -m bench fuzz", description=BENCHMARKS["fuzz"])
     p.add_argument("--cases", type=int, default=20_000, help="cases per transport (20,000)")
-    transport = "http: the ASGI app in process, then --uvicorn-cases over a real uvicorn"
+    transport = (
+        "http: the ASGI app in process, then --uvicorn-cases over a real uvicorn; websocket"
+        " and sse: the stdio cases over those transports of a real server"
+    )
     p.add_argument("--transport", choices=[*TRANSPORTS, "all"], default="all", help=transport)
     p.add_argument("--seed", type=int, default=11)
     uvicorn_cases = "cases over a real uvicorn with --transport http or all (1,000)"

@@ -1,11 +1,13 @@
 """Hostile input against ``examples/everything``: mutations of valid traffic of both eras,
-over stdio, over the ASGI app in process and over a real uvicorn on 127.0.0.1.
+over stdio, over the ASGI app in process, over a real uvicorn on 127.0.0.1, and over its
+WebSocket and HTTP+SSE transports.
 
 The engine is ``tests/support/fuzzing.py`` (corpus, cases, oracles) with its helpers beside it
 (``fuzz_mutators``, ``fuzz_headers``, ``fuzz_report``, ``fuzz_stdio``, ``fuzz_http``,
-``fuzz_uvicorn``). This is the CI run, about 40 s: 20,000 cases over HTTP in process, and
-bounded subsets over stdio (5,000) and over real HTTP (400); ``python -m bench fuzz`` runs
-20,000 or more per transport. ``MCPGEN_FUZZ_CASES`` (``stdio,http,uvicorn``) and
+``fuzz_uvicorn``, ``fuzz_sockets``). This is the CI run, about a minute and a half: 20,000
+cases over HTTP in process, and bounded subsets over stdio (5,000), real HTTP (400),
+WebSocket (3,000) and HTTP+SSE (800); ``python -m bench fuzz`` runs 20,000 or more per
+transport. ``MCPGEN_FUZZ_CASES`` (``stdio,http,uvicorn,websocket,sse``) and
 ``MCPGEN_FUZZ_SEED`` change the sizes and the seed. Every failure class is printed with its
 smallest case (exact bytes and headers) and what the server did.
 """
@@ -39,12 +41,24 @@ from support.fuzzing import (  # noqa: E402
     run,
 )
 
-SIZES: dict[str, int] = {"stdio": 5000, "http": 20000, "uvicorn": 400}
+SIZES: dict[str, int] = {
+    "stdio": 5000,
+    "http": 20000,
+    "uvicorn": 400,
+    "websocket": 3000,
+    "sse": 800,
+}
 if os.environ.get("MCPGEN_FUZZ_CASES"):
     SIZES = dict(zip(SIZES, map(int, os.environ["MCPGEN_FUZZ_CASES"].split(","))))
 SEED = int(os.environ.get("MCPGEN_FUZZ_SEED", "11"))
 #: Seconds each transport may take at most (a server that hangs costs 5 s per case).
-BUDGET: dict[str, float] = {"stdio": 60.0, "http": 45.0, "uvicorn": 20.0}
+BUDGET: dict[str, float] = {
+    "stdio": 60.0,
+    "http": 45.0,
+    "uvicorn": 20.0,
+    "websocket": 30.0,
+    "sse": 45.0,
+}
 
 
 # Slow: thousands of cases over pipes and real sockets (``make unit`` leaves this module out).

@@ -196,7 +196,7 @@ class Runner:
         proc = self.procs.get(era)
         if proc is not None:
             return proc
-        proc = self.procs[era] = Proc()
+        proc = self.procs[era] = self.new_process()
         self.spawned += 1
         if era == "legacy":
             version = LEGACY[self.spawned % len(LEGACY)]
@@ -209,6 +209,10 @@ class Runner:
                 raise RuntimeError(f"no initialize result at {version}: {answer!r}")
             proc.write(_frame(notification("notifications/initialized")) + b"\n")
         return proc
+
+    def new_process(self) -> Proc:
+        """A server for an era's cases (here a process; ``fuzz_sockets``: a connection)."""
+        return Proc()
 
     def retire(self, era: str, kill: bool = False, crashed: bool = False) -> int | None:
         """Close the era's process; tracebacks it logged since its last case are that

@@ -390,13 +390,17 @@ def answer_problem(data: bytes) -> tuple[Any, str | None]:
 
 def run(transport: str, count: int, seed: int, budget: float | None = None) -> Tally:
     """Fuzz ``transport`` (``stdio``, ``http``: the ASGI app in process, ``uvicorn``: a real
-    server on 127.0.0.1) with ``count`` cases; stop early past ``budget`` seconds."""
-    from support import fuzz_http, fuzz_stdio, fuzz_uvicorn
+    server on 127.0.0.1, ``websocket`` and ``sse``: the stdio cases over those transports
+    of a real server) with ``count`` cases; stop early past ``budget`` seconds."""
+    from support import fuzz_http, fuzz_sockets, fuzz_stdio, fuzz_uvicorn
 
     recorded = fuzz_http.record()
-    cases = Generator(seed, transport, recorded).cases(count)
+    lines = transport in ("stdio", "websocket", "sse")  # one message per line or frame
+    cases = Generator(seed, "stdio" if lines else transport, recorded).cases(count)
     if transport == "stdio":
         return fuzz_stdio.run(cases, budget)
+    if transport in ("websocket", "sse"):
+        return fuzz_sockets.run(transport, cases, budget)
     if transport == "http":
         return fuzz_http.run_asgi(cases, budget)
     if transport == "uvicorn":
