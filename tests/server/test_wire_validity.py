@@ -3,14 +3,15 @@
 Two servers, ``examples.everything`` and a fresh ``mcpgen new`` scaffold, each over stdio
 and over Streamable HTTP, are driven by ten clients: the official SDK client (``mcp`` 2.3)
 in its default ``auto`` mode and in ``legacy`` mode offering each handshake version, and our
-runtime's client with the generated ``Client`` of each dated version. Each lists and uses
+runtime's client with the generated ``Client`` of each dated version; over HTTP+SSE and
+WebSocket, by ours. Each lists and uses
 everything the server offers: every tool (arguments valid for its input schema), resource,
 resource template and prompt, completion, ping, ``logging/setLevel`` and subscriptions in
 the legacy era, ``subscriptions/listen`` in the modern one; it answers sampling, elicitation
 and roots validly.
 
 What the server sends is taken off the wire (:mod:`support.wire_capture`: a tee process on stdio, a
-recording ASGI middleware on HTTP) and checked by ``jsonschema`` against the official schema
+recording ASGI middleware on HTTP, HTTP+SSE and WebSocket) and checked by ``jsonschema`` against the official schema
 of the version that exchange used (:mod:`support.wire_oracle`): a result against the result
 definition of the request it answers, an error against the JSON-RPC error definition (and
 its code's own), a server request or notification against its method's definition, each
@@ -40,7 +41,7 @@ from mcp import StdioServerParameters
 
 from support.checkout import REPORT, ROOT
 from mcpgen.runtime.http.endpoint import McpHttpApp
-from mcpgen.runtime.client import http_client, stdio_client
+from mcpgen.runtime.client import http_client, stdio_client, websocket_client
 from support.wire_capture import Recording, serving, stdio_messages, stop_captured
 from support.wire_clients import HANDSHAKE, Drive, Ours, Sdk, drive, on_log, our_client
 from support.wire_clients import sdk_elicit, sdk_roots, sdk_sampling
@@ -147,9 +148,11 @@ def offering(peer: Peer) -> Iterator[None]:
         yield
 
 
-async def run_peer(peer: Peer, target: Target, url: str | None, capture: Path, d: Drive) -> None:
-    """Connect ``peer`` to ``url``, or over stdio through the tee (recording to
-    ``capture``), and drive everything the server offers."""
+async def run_peer(
+    peer: Peer, target: Target, url: str | None, capture: Path, d: Drive, transport: str = "http"
+) -> None:
+    """Connect ``peer`` to ``url`` over ``transport``, or over stdio through the tee
+    (recording to ``capture``), and drive everything the server offers."""
     tee = [str(TEE), str(capture), "--", sys.executable, "-m", target.module]
     tee += ["--transport", "stdio"]
     if peer.kind == "sdk":
@@ -182,11 +185,14 @@ async def run_peer(peer: Peer, target: Target, url: str | None, capture: Path, d
     assert peer.version is not None
     client_class, handlers = our_client(peer.version)
     options: dict[str, Any] = {"handlers": handlers, "mode": peer.mode, "versions": [peer.version]}
-    connect = (
-        http_client(client_class, url, **options)
-        if url
-        else stdio_client(client_class, sys.executable, tee, cwd=str(target.cwd), **options)
-    )
+    if url is None:
+        connect = stdio_client(client_class, sys.executable, tee, cwd=str(target.cwd), **options)
+    elif transport == "websocket":
+        connect = websocket_client(client_class, "ws" + url.removeprefix("http"), **options)
+    elif transport == "sse":
+        connect = http_client(client_class, url.removesuffix("/mcp") + "/sse", **options)
+    else:
+        connect = http_client(client_class, url, transport="streamable-http", **options)
     async with connect as client:
         await drive(Ours(client, handlers.types), d)
 
@@ -223,15 +229,34 @@ def describe(s: Sent, peer: Peer) -> str:
     return f"{where}\n    {s.error}\n    {shorten(s.message)}"
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+#: (peer, transport): every client over stdio and Streamable HTTP; ours over HTTP+SSE and
+#: WebSocket too (the SDK 2.x client has no WebSocket, and its SSE client is judged in
+#: tests/interop/test_interop_http.py).
+SESSIONS = [
+    *((peer, transport) for transport in ("stdio", "http") for peer in PEERS),
+    *(
+        (peer, transport)
+        for transport in ("sse", "websocket")
+        for peer in PEERS
+        if peer.kind != "sdk"
+    ),
+]
+
+
 @pytest.mark.parametrize("server", ["everything", "scaffold"])
-@pytest.mark.parametrize("peer", PEERS, ids=[p.label.replace(" ", "-") for p in PEERS])
+@pytest.mark.parametrize(
+    ("peer", "transport"),
+    SESSIONS,
+    ids=[f"{p.label.replace(' ', '-')}-{t}" for p, t in SESSIONS],
+)
 async def test_every_message_sent_is_valid(
     peer: Peer, server: str, transport: str, scaffold: Target, oracle: Oracle, tmp_path: Path
 ) -> None:
     target = scaffold if server == "scaffold" else EVERYTHING
     capture = tmp_path / "capture.txt"
-    recording = Recording(McpHttpApp(target.build())) if transport == "http" else None
+    recording = None
+    if transport != "stdio":
+        recording = Recording(McpHttpApp(target.build(), websocket_path="/mcp"))
 
     def wire() -> list[Sent]:
         return recording.messages(oracle) if recording else stdio_messages(capture, oracle)
@@ -244,7 +269,7 @@ async def test_every_message_sent_is_valid(
                 await run_peer(peer, target, None, capture, d)
             else:
                 async with serving(recording) as url:
-                    await run_peer(peer, target, url, capture, d)
+                    await run_peer(peer, target, url, capture, d, transport)
     except Exception as exc:
         failure = f"{type(exc).__name__}: {shorten(str(exc), 300)}"
     finally:

@@ -14,6 +14,7 @@ Imports nothing from mcpgen.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -118,12 +119,22 @@ def tee(capture_path: str, command: list[str]) -> int:
 
 @dataclass
 class Exchange:
-    """One HTTP request and its response, as the server app saw them."""
+    """One HTTP request and its response, as the server app saw them; or one WebSocket
+    (``frames``: what each side sent, in order)."""
 
     headers: dict[str, str]
     body: bytearray = field(default_factory=bytearray)
     response_headers: dict[str, str] = field(default_factory=dict)
     chunks: list[bytes] = field(default_factory=list)
+    path: str = ""
+    query: str = ""
+    #: When the body came and when each chunk went (``Recording.clock``): HTTP+SSE's
+    #: answers go down one stream while its requests come in POSTs of their own, and only
+    #: these tell their order.
+    body_at: int = 0
+    chunks_at: list[int] = field(default_factory=list)
+    #: A WebSocket's messages: (when, "client" or "server", text).
+    frames: list[tuple[int, str, bytes]] = field(default_factory=list)
 
 
 def _headers(raw: Any) -> dict[str, str]:
@@ -136,18 +147,25 @@ class Recording:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.exchanges: list[Exchange] = []
+        self.clock = itertools.count()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        exchange = Exchange(_headers(scope["headers"]))
+        exchange = Exchange(_headers(scope["headers"]), path=scope["path"])
+        exchange.query = scope.get("query_string", b"").decode("latin-1")
         self.exchanges.append(exchange)
+        clock = self.clock
 
         async def receive_recorded() -> Any:
             message = await receive()
             if message["type"] == "http.request":
+                if not exchange.body:
+                    exchange.body_at = next(clock)
                 exchange.body += message.get("body", b"")
+            elif message["type"] == "websocket.receive" and message.get("text") is not None:
+                exchange.frames.append((next(clock), "client", message["text"].encode()))
             return message
 
         async def send_recorded(message: Any) -> None:
@@ -155,6 +173,9 @@ class Recording:
                 exchange.response_headers = _headers(message.get("headers", []))
             elif message["type"] == "http.response.body":
                 exchange.chunks.append(bytes(message.get("body", b"")))
+                exchange.chunks_at.append(next(clock))
+            elif message["type"] == "websocket.send" and message.get("text") is not None:
+                exchange.frames.append((next(clock), "server", message["text"].encode()))
             await send(message)
 
         await self.app(scope, receive_recorded, send_recorded)
@@ -165,7 +186,23 @@ class Recording:
         from support.wire_oracle import Wire
 
         wires: dict[str, Wire] = {}
+        streams: dict[str, list[tuple[int, str, bytes]]] = {}  # persistent connections
         for n, exchange in enumerate(self.exchanges):
+            if exchange.frames:  # a WebSocket: one connection
+                streams[f"websocket {n}"] = exchange.frames
+                continue
+            if exchange.path == "/sse":  # an HTTP+SSE session's stream: its answers
+                events = list(_sse_stream(exchange))
+                if events and events[0][1] == "endpoint":
+                    session = events[0][2].decode().rpartition("session_id=")[2]
+                    stream = streams.setdefault(f"http+sse {session}", [])
+                    stream += [(at, "server", data) for at, _, data in events[1:]]
+                continue
+            if exchange.path == "/messages":  # a POST to it: a request
+                session = exchange.query.rpartition("session_id=")[2]
+                stream = streams.setdefault(f"http+sse {session}", [])
+                stream.append((exchange.body_at, "client", bytes(exchange.body)))
+                continue
             session = exchange.headers.get("mcp-session-id") or exchange.response_headers.get(
                 "mcp-session-id"
             )
@@ -180,7 +217,27 @@ class Recording:
                     wire.from_server(data, hint)
             elif body.strip():
                 wire.from_server(body, hint)
+        for scope, traffic in streams.items():
+            wire = wires.setdefault(scope, Wire(scope, oracle))
+            for _, side, data in sorted(traffic, key=lambda item: item[0]):
+                if side == "client":
+                    wire.from_client(data)
+                else:
+                    wire.from_server(data)
         return [sent for wire in wires.values() for sent in wire.sent]
+
+
+def _sse_stream(exchange: Exchange) -> Iterator[tuple[int, str, bytes]]:
+    """The events of an SSE response: (when its chunk went, its type, its data)."""
+    for at, chunk in zip(exchange.chunks_at, exchange.chunks):
+        for event in re.split(rb"\r\n\r\n|\n\n|\r\r", chunk):
+            lines = re.split(rb"\r\n|\n|\r", event)
+            kinds = [line[6:].strip() for line in lines if line.startswith(b"event:")]
+            data = b"\n".join(
+                line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")
+            )
+            if data.strip():
+                yield at, (kinds[-1].decode() if kinds else "message"), data
 
 
 def sse_data(stream: bytes) -> Iterator[bytes]:
