@@ -58,5 +58,7 @@ if __name__ == "__main__":
     profile_on_signal()
     if option("--transport") == "http":
         http(McpHttpApp(server))
+    elif option("--transport") in ("sse", "websocket"):  # HTTP+SSE at /sse, WebSocket at /mcp
+        http(McpHttpApp(server, websocket_path="/mcp"), ws_per_message_deflate=False)
     else:
         run(server)

@@ -56,9 +56,30 @@ async def stdio(server: Any) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def sse_app(server: Any) -> Any:
+    """The SDK's HTTP+SSE transport: GET ``/sse``, POST ``/messages/``."""
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as streams:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+        return Response()
+
+    routes = [Route("/sse", endpoint=handle), Mount("/messages/", app=sse.handle_post_message)]
+    return Starlette(routes=routes)
+
+
 if __name__ == "__main__":
     server = build(flag("--mcpserver"))
-    if option("--transport") == "http":
+    if option("--transport") == "sse":
+        http(sse_app(server if not flag("--mcpserver") else server._lowlevel_server))
+    elif option("--transport") == "http":
         http(server.streamable_http_app(stateless_http=not flag("--stateful"), json_response=True))
     elif flag("--mcpserver"):
         server.run("stdio")

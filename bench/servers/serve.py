@@ -17,12 +17,12 @@ def flag(name: str) -> bool:
     return name in sys.argv
 
 
-def http(app: Any) -> None:
+def http(app: Any, **extra: Any) -> None:
     import uvicorn
 
     settings: dict[str, Any] = {"host": "127.0.0.1", "port": int(option("--port", "8000"))}
     settings |= {"loop": option("--loop", "auto"), "http": option("--http", "auto")}
-    uvicorn.run(app, log_level="warning", access_log=False, **settings)
+    uvicorn.run(app, log_level="warning", access_log=False, **settings, **extra)
 
 
 def profile_on_signal() -> None:
