@@ -184,9 +184,10 @@ class Session:
         await self._handle(event)
 
     def _fail_waiting(self) -> None:
+        why = getattr(self.transport, "ended", None) or "connection closed"
         for future in self._waiting.values():
             if not future.done():
-                future.set_exception(ConnectionClosed("connection closed"))
+                future.set_exception(ConnectionClosed(f"{why} before answering"))
         self._waiting.clear()
 
     def _shutdown(self) -> None:

@@ -277,6 +277,21 @@ class StdioProcess(_LineReader):
         self.process = process
         self.stdin = process.stdin
         self.terminate_after = terminate_after
+        #: Why nothing more comes, once the server's output ended (what its waiting
+        #: requests fail with).
+        self.ended: str | None = None
+
+    async def receive(self) -> bytes | None:
+        data = await super().receive()
+        if data is None and self.ended is None:
+            try:  # the output ends as the process exits: say how it did, if it has
+                code = await asyncio.wait_for(self.process.wait(), 0.5)
+            except asyncio.TimeoutError:
+                self.ended = "the server process closed its output"
+            else:
+                how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+                self.ended = f"the server process {how}"
+        return data
 
     @classmethod
     async def spawn(

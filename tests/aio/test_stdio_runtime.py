@@ -784,15 +784,19 @@ def test_stdio_client_escalates_to_signals(
 
 
 def test_server_crash_fails_pending_requests_promptly() -> None:
+    """A server that dies fails every waiting request at once, saying how it died."""
+
     async def scenario() -> None:
         async with stdio_client(Client, sys.executable, SLOW, cwd=str(ROOT)) as client:
             process = process_of(client)
             slow = asyncio.ensure_future(client.call_tool(name="sleep", arguments={"seconds": 5}))
             await asyncio.sleep(0.1)
             started = time.monotonic()
-            with pytest.raises(ConnectionClosed):
+            with pytest.raises(ConnectionClosed) as died:
                 await client.call_tool(name="exit", arguments={"code": 3})
-            with pytest.raises(ConnectionClosed):
+            said = "the server process exited with status 3 before answering"
+            assert str(died.value) == said  # every waiting request says what happened
+            with pytest.raises(ConnectionClosed, match=said):
                 await slow
             assert time.monotonic() - started < 2
             with pytest.raises(ConnectionClosed):
