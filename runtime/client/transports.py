@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
+from ..core.errors import ConnectionClosed
 from .session import ClientSession, Mode
 from ..core.limits import CLIENT, Limits
 from ..aio.session import Transport
@@ -101,6 +102,7 @@ async def http_client(
     the ``server/discover`` probe may take as long as ``initialize`` (30 s instead of 5 s),
     since its answer may wait on an authorization."""
     from .http import HttpClientTransport
+    from .http_sse import SseClientTransport
 
     if auth is not None and getattr(auth, "login_before_connect", False):
         await auth.login(url)
@@ -120,11 +122,13 @@ async def http_client(
                 if transport != "auto" or status not in SSE_FALLBACK_STATUSES:
                     raise
                 session = ClientSession(binding, handlers, **options)
+                sse = SseClientTransport(url, headers=headers, limits=limits, auth=auth)
                 try:
-                    await _over_sse(session, url, headers, limits, auth, mode, probe)
-                except Exception as exc:  # not an SSE server either: the first error says why
+                    await sse.open()
+                except ConnectionClosed as exc:  # not an SSE server either: the first says why
                     log.debug("no HTTP+SSE at %s either: %s", url, exc)
                     raise refused from None
+                await session.connect(sse, mode=mode, server_key=url, probe_timeout=probe)
         yield client_class(session)  # type: ignore[call-arg]
     finally:
         await session.close()
