@@ -142,16 +142,21 @@ async def websocket_client(
     handlers: Any = None,
     headers: Mapping[str, str] | None = None,
     mode: Mode = "auto",
+    auth: Any = None,
     **options: Any,
 ) -> AsyncGenerator[C, None]:
     """Connect over WebSocket to ``url`` (``ws://`` or ``wss://``; subprotocol ``mcp``)
-    and yield a typed client; ``headers`` go with the handshake. Needs
-    ``pip install 'mcpgen[websocket]'``. Either era may be spoken over it (a legacy-only
-    server answers the ``server/discover`` probe with an error at once)."""
+    and yield a typed client; ``headers`` go with the handshake, and ``auth`` (an
+    ``OAuth`` or ``ClientCredentials`` flow) gives it a bearer token, answering the
+    server's challenge when it refuses the handshake. Needs ``pip install
+    'mcpgen[websocket]'``. Either era may be spoken over it (a legacy-only server answers
+    the ``server/discover`` probe with an error at once)."""
     from .websocket import WebSocketClientTransport
 
+    if auth is not None and getattr(auth, "login_before_connect", False):
+        await auth.login("http" + url.removeprefix("ws"))
     limits = options.get("limits", CLIENT)
-    transport = WebSocketClientTransport(url, headers=headers, limits=limits)
+    transport = WebSocketClientTransport(url, headers=headers, limits=limits, auth=auth)
     await transport.open()
     async with _connected(client_class, transport, handlers, mode, options, url) as client:
         yield client

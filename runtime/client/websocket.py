@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed as SocketClosed
-from websockets.exceptions import InvalidHandshake
+from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from ..core.errors import ConnectionClosed
 from ..core.jsonrpc import RequestId
@@ -27,6 +28,15 @@ from ..core.limits import CLIENT, Limits
 log = logging.getLogger("mcpgen.runtime.client.websocket")
 
 SUBPROTOCOL = "mcp"
+
+
+class TokenSource(Protocol):
+    """What gives a WebSocket's handshake its bearer token: ``OAuth`` and
+    ``ClientCredentials`` (``runtime.client.auth``) are ones."""
+
+    async def token_for(
+        self, url: str, refused: tuple[int, Sequence[str]] | None = None
+    ) -> str | None: ...
 
 
 class WebSocketClientTransport:
@@ -46,6 +56,7 @@ class WebSocketClientTransport:
         ping_interval: float | None = 20.0,
         ping_timeout: float | None = 20.0,
         compression: bool = False,
+        auth: TokenSource | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -53,23 +64,42 @@ class WebSocketClientTransport:
         self.open_timeout = open_timeout
         self.ping_interval, self.ping_timeout = ping_interval, ping_timeout
         self.compression = compression
+        #: Where the bearer token comes from (``runtime.client.auth``'s flows are one).
+        self.auth = auth
         self.socket: ClientConnection | None = None
 
     async def open(self) -> None:
-        """Connect; ``ConnectionClosed`` saying why when the server refuses."""
-        try:
-            self.socket = await connect(
-                self.url,
-                subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
-                additional_headers=self.headers,
-                max_size=self.limits.max_message_bytes,
-                open_timeout=self.open_timeout,
-                ping_interval=self.ping_interval,
-                ping_timeout=self.ping_timeout,
-                compression="deflate" if self.compression else None,
-            )
-        except (InvalidHandshake, OSError, asyncio.TimeoutError) as exc:
-            raise ConnectionClosed(f"no WebSocket at {self.url}: {exc}") from None
+        """Connect; ``ConnectionClosed`` saying why when the server refuses. With ``auth``,
+        the handshake carries its token, and a refusal that challenges for one (401, or
+        403 ``insufficient_scope``) is answered by the flow, then the handshake tried again
+        (the flow bounds how often)."""
+        resource = "http" + self.url.removeprefix("ws")  # as the server names itself
+        refused: tuple[int, Sequence[str]] | None = None
+        while True:
+            headers = dict(self.headers)
+            if self.auth is not None:
+                token = await self.auth.token_for(resource, refused)
+                if token is not None:
+                    headers["Authorization"] = f"Bearer {token}"
+            try:
+                self.socket = await connect(
+                    self.url,
+                    subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+                    additional_headers=headers,
+                    max_size=self.limits.max_message_bytes,
+                    open_timeout=self.open_timeout,
+                    ping_interval=self.ping_interval,
+                    ping_timeout=self.ping_timeout,
+                    compression="deflate" if self.compression else None,
+                )
+                break
+            except InvalidStatus as exc:
+                status = exc.response.status_code
+                if self.auth is None or status not in (401, 403):
+                    raise ConnectionClosed(f"no WebSocket at {self.url}: {exc}") from None
+                refused = (status, exc.response.headers.get_all("WWW-Authenticate"))
+            except (InvalidHandshake, OSError, asyncio.TimeoutError) as exc:
+                raise ConnectionClosed(f"no WebSocket at {self.url}: {exc}") from None
         if self.socket.subprotocol not in (SUBPROTOCOL, None):
             await self.socket.close()
             raise ConnectionClosed(f"{self.url} chose the subprotocol {self.socket.subprotocol}")

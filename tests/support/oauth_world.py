@@ -298,6 +298,9 @@ class Resource:
         return None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         path = scope["path"]
         if path in self.override:
             status, raw, extra = self.override[path]
@@ -332,6 +335,22 @@ class Resource:
         self.accepted.append(auth[7:])
         await self.app(scope, _replay(body), send)
 
+    async def _websocket(self, scope: Any, receive: Any, send: Any) -> None:
+        """A WebSocket handshake behind the same bearer check: refused with the 401
+        challenge (the ASGI denial response), or handed to the app."""
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        auth = headers.get("authorization", "")
+        grant = self._grant(auth[7:]) if auth.startswith("Bearer ") else None
+        if scope["path"] != urlsplit(self.url).path or grant is None or self.reject_all:
+            challenge = self._challenge("invalid_token" if auth else None, self.challenge_scope)
+            start = {"type": "websocket.http.response.start", "status": 401}
+            start["headers"] = [(b"www-authenticate", challenge.encode())]
+            await send(start)
+            await send({"type": "websocket.http.response.body", "body": b"unauthorized"})
+            return
+        self.accepted.append(auth[7:])
+        await self.app(scope, receive, send)
+
 
 def _method(body: bytes) -> str:
     try:
@@ -362,7 +381,7 @@ class World:
     apps: dict[str, Asgi]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return
         host = dict(scope["headers"]).get(b"host", b"").decode()
         app = self.apps.get(host)
@@ -376,7 +395,8 @@ class World:
 
 
 def mcp_app(*hosts: str) -> Asgi:
-    """An mcpgen server with two tools (``read``, ``write``) over HTTP, accepting ``hosts``."""
+    """An mcpgen server with two tools (``read``, ``write``) over HTTP (and WebSocket),
+    accepting ``hosts``."""
     from mcpgen.generated.v2026_07_28 import server as stubs
     from mcpgen.runtime import App
 
@@ -392,7 +412,7 @@ def mcp_app(*hosts: str) -> Asgi:
         """Write something."""
         return f"wrote {text}"
 
-    return app.http_app(allowed_hosts=list(hosts))
+    return app.http_app(allowed_hosts=list(hosts), websocket_path="/mcp")
 
 
 def world(server: AuthServer | None = None, **resource: Any) -> tuple[World, AuthServer, Resource]:

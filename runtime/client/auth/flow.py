@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Sequence
 
 import httpx
 
@@ -112,6 +112,23 @@ class AuthFlow(httpx.Auth):
         async with self._client() as http:
             async with http.stream("POST", url, content=_PING, headers=headers, auth=self):
                 pass
+
+    async def token_for(
+        self, url: str, refused: tuple[int, Sequence[str]] | None = None
+    ) -> str | None:
+        """The access token to present to the MCP server at ``url`` (``http``/``https``) on
+        a connection httpx does not carry, a WebSocket's handshake: the one held (refreshed
+        when it expired), or, given ``refused`` (the status and ``WWW-Authenticate`` values
+        of a refused handshake), the one this flow gets in answer to that challenge. None:
+        no token held and no challenge to answer."""
+        server = self._server(httpx.URL(url))
+        tokens = await self._current(server)
+        if refused is not None:
+            status, values = refused
+            challenge = parse_challenge(status, list(values))
+            if status == 401 or challenge.error == "insufficient_scope":
+                tokens = await self._answer(server, challenge, tokens, None)
+        return tokens.access_token if tokens is not None else None
 
     # --- per server ---------------------------------------------------------------------
 

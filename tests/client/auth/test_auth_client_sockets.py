@@ -156,3 +156,45 @@ def test_an_agent_with_client_credentials(served: Served) -> None:
 
     run(scenario())
     assert [e["grant_type"] for e in served.server.seen("token")] == ["client_credentials"]
+
+
+def test_an_agent_with_client_credentials_over_websocket(served: Served) -> None:
+    """The refused handshake's 401 challenge starts the flow (discovery, then a token),
+    the handshake is made again with the token, and a second connection reuses it."""
+    from mcpgen.generated.v2026_07_28 import client as c
+    from mcpgen.runtime.client import websocket_client
+
+    served.server.clients["agent"] = "secret"
+    served.server.auth_methods = ["client_secret_basic"]
+    url = "ws" + served.url.removeprefix("http")
+
+    async def scenario() -> None:
+        flow = ClientCredentials("agent", client_secret="secret")
+        async with websocket_client(c.Client, url, auth=flow) as client:
+            assert (await client.call_tool(name="read")).content[0].text == "read ok"  # type: ignore[union-attr]
+        async with websocket_client(c.Client, url, auth=flow) as client:
+            assert (await client.list_tools()).tools
+
+    run(scenario())
+    assert [e["grant_type"] for e in served.server.seen("token")] == ["client_credentials"]
+    assert len(served.resource.accepted) == 2  # two handshakes, one token
+
+
+def test_a_websocket_whose_token_is_never_accepted_fails_with_the_flow_bound(
+    served: Served,
+) -> None:
+    from mcpgen.generated.v2026_07_28 import client as c
+    from mcpgen.runtime.client import websocket_client
+
+    served.server.clients["agent"] = "secret"
+    served.server.auth_methods = ["client_secret_basic"]
+    served.resource.reject_all = True
+    url = "ws" + served.url.removeprefix("http")
+
+    async def scenario() -> None:
+        flow = ClientCredentials("agent", client_secret="secret")
+        with pytest.raises(AuthorizationError, match="still answers 401"):
+            async with websocket_client(c.Client, url, auth=flow):
+                pass
+
+    run(scenario())
