@@ -116,37 +116,29 @@ class McpHttpApp:
     # -- ASGI entry -----------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send)
-            return
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "lifespan":
+                await self._lifespan(receive, send)
+            elif kind == "websocket":
+                await self._websocket(scope, receive, send)
             return
         headers: Headers = dict(scope["headers"])
         path = scope["path"]
-        auth = self.auth
-        served = path if path == self.path else (path.rstrip("/") or "/")
-        if served != self.path and (self.sse_path is None or served not in self._sse_paths):
-            if auth is not None and auth.is_metadata_path(path):
-                await self._metadata(auth, headers, scope["method"], send)
-                return
-            await refuse(send, 404, f"Not found: {path}")
+        if path != self.path and (path.rstrip("/") or "/") != self.path:
+            await self._elsewhere(path.rstrip("/") or "/", scope, headers, receive, send)
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
             await refuse(send, 403, rejection)
             return
-        principal = None
-        if auth is not None:
+        principal, auth = None, self.auth
+        if auth is not None:  # inline: the path of every request (_admitted for the rest)
             principal = auth.known(headers) or await auth.authenticate(headers, send)
             if principal is None:  # refused
                 return
         method = scope["method"]
-        if served != self.path:
-            await self._sse(served, method, scope, headers, receive, send, principal)
-        elif method == "POST":
+        if method == "POST":
             await self._post(headers, receive, send, principal)
         elif method == "GET":
             await self.legacy_sessions.get(headers, receive, send, principal)
@@ -202,9 +194,34 @@ class McpHttpApp:
             self.websockets.discard(session)
             await transport.close()
 
-    @property
-    def _sse_paths(self) -> tuple[str, str]:
-        return (self.sse_path or "", self.messages_path)
+    async def _admitted(self, headers: Headers, send: Send) -> tuple[bool, Principal | None]:
+        """``Host``/``Origin`` and the bearer token checked: whether the request may go
+        on (a refusal has been sent otherwise), and who it is from on a protected app."""
+        rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
+        if rejection is not None:
+            await refuse(send, 403, rejection)
+            return False, None
+        auth = self.auth
+        if auth is None:
+            return True, None
+        principal = auth.known(headers) or await auth.authenticate(headers, send)
+        return principal is not None, principal
+
+    async def _elsewhere(
+        self, path: str, scope: Scope, headers: Headers, receive: Receive, send: Send
+    ) -> None:
+        """A path other than the endpoint's: HTTP+SSE's two, the protected resource
+        metadata, or 404."""
+        if self.sse_path is not None and path in (self.sse_path, self.messages_path):
+            admitted, principal = await self._admitted(headers, send)
+            if admitted:
+                await self._sse(path, scope["method"], scope, headers, receive, send, principal)
+            return
+        auth = self.auth
+        if auth is not None and auth.is_metadata_path(scope["path"]):
+            await self._metadata(auth, headers, scope["method"], send)
+            return
+        await refuse(send, 404, f"Not found: {scope['path']}")
 
     async def _sse(
         self,
