@@ -133,6 +133,11 @@ class Session:
             self._negotiated = asyncio.get_running_loop().create_future()
         return self._negotiated
 
+    @property
+    def closed(self) -> bool:
+        """The connection ended: nothing more is sent or answered."""
+        return self._closed
+
     def renegotiate(self) -> None:
         """A new handshake is under way (the server lost the session): ``negotiated``
         is a new future, for its outcome."""

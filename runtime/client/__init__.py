@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.limits import CLIENT as CLIENT_LIMITS
 from ..core.limits import Limits
-from .recovery import SAFE_TO_RETRY, Recovery, SessionLost, SessionRenewed
+from .recovery import SAFE_TO_RETRY, Recovery, Restart, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
 from .transports import http_client, stdio_client, websocket_client
@@ -64,6 +64,7 @@ __all__ = [
     "Mode",
     "OAuth",
     "Recovery",
+    "Restart",
     "SAFE_TO_RETRY",
     "SessionLost",
     "SessionRenewed",

@@ -6,7 +6,8 @@ another worker), and the transport says the client MUST start a new one with a f
 ``initialize``. ``ClientSession`` always does; :class:`Recovery` says which failed requests
 it then sends again (those that change nothing, by default: a tool call only with the
 caller's consent), how many renewals in a row it tries, and whom it tells
-(:class:`SessionRenewed`). A request it does not repeat fails with :class:`SessionLost`.
+(:class:`SessionRenewed`). A request it does not repeat fails with :class:`SessionLost`. Over stdio, :class:`Restart`
+says whether a server process that ended is started again.
 """
 
 from __future__ import annotations
@@ -45,16 +46,31 @@ class SessionRenewed:
 
 
 class SessionLost(McpError):
-    """A request the server failed because it lost the session, not sent again on the new
-    one (its method is not in ``Recovery.retry``); the session itself is renewed."""
+    """A request the server failed because it lost the session (or, over stdio, because
+    the server process ended and was started again), not sent again on the new one (its
+    method is not in ``Recovery.retry``); the session itself is renewed."""
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, what: str = "the server lost the session") -> None:
         super().__init__(
             INVALID_REQUEST,
-            f"the server lost the session during {method}; a new session is ready, and "
+            f"{what} during {method}; a new session is ready, and "
             f"{method} was not sent again (Recovery.retry)",
         )
         self.method = method
+
+
+@dataclass(frozen=True)
+class Restart:
+    """``stdio_client(restart=...)``: a server process that ends is started again, at most
+    ``max_restarts`` times within ``window`` seconds (beyond it, the error stands), and the
+    session opened anew; a request it cut off is sent again as ``Recovery.retry`` says."""
+
+    max_restarts: int = 3
+    window: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_restarts < 1 or self.window <= 0:
+            raise ValueError("Restart.max_restarts and Restart.window must be positive")
 
 
 @dataclass(frozen=True)
@@ -74,4 +90,4 @@ class Recovery:
             raise ValueError(f"Recovery.max_renewals must be positive, got {self.max_renewals}")
 
 
-__all__ = ["Recovery", "SAFE_TO_RETRY", "SessionLost", "SessionRenewed"]
+__all__ = ["Recovery", "Restart", "SAFE_TO_RETRY", "SessionLost", "SessionRenewed"]

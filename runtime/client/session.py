@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from . import tasks as tc
 from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.receiver import ClientTasks, tied
 from ..tasks.engine import Tasks
-from .recovery import Recovery, SessionLost, SessionRenewed
+from .recovery import Recovery, Restart, SessionLost, SessionRenewed
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
@@ -149,14 +150,19 @@ class ClientSession:
         self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
         #: Where the era found for a ``server_key`` is remembered (shared by default).
         self.known_eras = KNOWN_ERAS
-        self.conn = c.Connection(
-            role="client",
-            versions=self.versions,
-            local=self.local,
-            info={"name": name, "version": version},
-            capabilities=declare(caps, declared),
-            limits=limits,
-        )
+        self._connection_args: dict[str, Any] = {
+            "role": "client",
+            "versions": self.versions,
+            "local": self.local,
+            "info": {"name": name, "version": version},
+            "capabilities": declare(caps, declared),
+            "limits": limits,
+        }
+        self.conn = c.Connection(**self._connection_args)
+        #: Starts the server again when its process ended (``stdio_client(restart=...)``).
+        self.reopen: Callable[[], Awaitable[Transport]] | None = None
+        self.restart = Restart()
+        self._restarted_at: list[float] = []
         self.session: Session | None = None
         self.transport: Transport | None = None
         self.tools = ToolHeaders()
@@ -364,8 +370,43 @@ class ClientSession:
                 if method not in self.recovery.retry:
                     raise SessionLost(method) from None
                 continue
+            except ConnectionClosed:
+                if not await self._restarted():
+                    raise
+                if method not in self.recovery.retry:
+                    raise SessionLost(method, "the server process ended") from None
+                continue
             self._renewals_in_a_row = 0
             return answer
+
+    async def _restarted(self) -> bool:
+        """Start the server again, if ``reopen`` may (``Restart``): True once a new session
+        is open; False when there is no restart to make."""
+        if self.reopen is None or self.session is None:
+            return False
+        async with self._renewing:
+            if not self.session.closed:
+                return True  # another request restarted it meanwhile
+            now = time.monotonic()
+            recent = [t for t in self._restarted_at if now - t < self.restart.window]
+            if len(recent) >= self.restart.max_restarts:
+                return False
+            self._restarted_at = [*recent, now]
+            era = self.era
+            if self._reader is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(self._reader, 5.0)
+            with contextlib.suppress(Exception):
+                await self.session.close()
+            transport = await self.reopen()
+            self.conn = c.Connection(**self._connection_args)
+            log.warning("the server process ended; a new one is started (%s era)", era)
+            await self.connect(
+                transport, "modern" if era == "modern" else "legacy", self._handshake_timeout
+            )
+            for uri in self._subscribed:
+                await self.session.request(SUBSCRIBE, {"uri": uri})
+            return True
 
     def _note_subscription(self, method: str, params: Any) -> None:
         plain = as_object(msgspec.to_builtins(params)) if params is not UNSET else None

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from ..core.errors import ConnectionClosed
+from .recovery import Restart
 from .session import ClientSession, Mode
 from ..core.limits import CLIENT, Limits
 from ..aio.session import Transport
@@ -30,8 +31,12 @@ async def _connected(
     options: dict[str, Any],
     server_key: str,
     probe_timeout: float = 5.0,
+    reopen: Callable[[], Awaitable[Transport]] | None = None,
+    restart: Restart | None = None,
 ) -> AsyncGenerator[C, None]:
     session = ClientSession(getattr(client_class, "__binding__"), handlers, **options)
+    if restart is not None:
+        session.reopen, session.restart = reopen, restart
     try:
         await session.connect(
             transport, mode=mode, server_key=server_key, probe_timeout=probe_timeout
@@ -52,6 +57,7 @@ async def stdio_client(
     cwd: str | None = None,
     mode: Mode = "legacy",
     stderr: int | None = None,
+    restart: Restart | None = None,
     **options: Any,
 ) -> AsyncGenerator[C, None]:
     """Spawn ``command`` and yield a typed client (``client_class`` is a generated
@@ -59,15 +65,23 @@ async def stdio_client(
 
     ``mode="auto"`` probes for a modern server first; over stdio a legacy server that
     ignores the probe costs the probe timeout, so the default speaks the handshake.
+    ``restart`` (a ``runtime.client.recovery.Restart``) starts a server process that ended
+    again, within its bounds; by default its end fails what waits and what comes next.
     """
     from ..aio.stdio import StdioProcess
 
     limits = options.get("limits", CLIENT)
-    process = await StdioProcess.spawn(
-        command, args, env=env, cwd=cwd, stderr=stderr, limits=limits
-    )
+
+    async def spawn() -> Transport:
+        return await StdioProcess.spawn(
+            command, args, env=env, cwd=cwd, stderr=stderr, limits=limits
+        )
+
+    process = await spawn()
     key = " ".join([command, *args])
-    async with _connected(client_class, process, handlers, mode, options, key) as client:
+    async with _connected(
+        client_class, process, handlers, mode, options, key, reopen=spawn, restart=restart
+    ) as client:
         yield client
 
 

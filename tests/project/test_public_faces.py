@@ -61,6 +61,7 @@ FACES = {
         "Mode",
         "OAuth",
         "Recovery",
+        "Restart",
         "SAFE_TO_RETRY",
         "SessionLost",
         "SessionRenewed",
