@@ -7,7 +7,7 @@ BENCHMARKS: dict[str, str] = {
     "generate_time": "generating all versions: mcpgen vs datamodel-codegen's CLI",
     "dcg_baseline": "upstream examples decoded / round-tripped: datamodel-codegen's msgspec output vs mcpgen",
     "stdio_calls": "tools/call round trips, cold start and idle RSS over stdio: mcpgen vs the SDK vs a bare loop",
-    "socket_calls": "tools/call round trips and server CPU per call over HTTP+SSE and WebSocket, beside stdio: mcpgen vs the SDK",
+    "socket_calls": "tools/call round trips and server CPU per call over stdio, Streamable HTTP, HTTP+SSE and WebSocket in one run: mcpgen vs the SDK",
     "http_calls": "tools/call req/s and latency over Streamable HTTP (uvicorn, wrk): mcpgen vs the SDK vs bare ASGI",
     "scaffold": "mcpgen new + fresh venv + pip install + first tool call from the SDK client",
     "app_instructions": "instructions and simulated cache misses per HTTP tools/call of each ASGI app in process (cachegrind)",

@@ -1,6 +1,6 @@
-"""``tools/call`` round trips over the persistent transports (see docs/performance.md):
-HTTP+SSE and WebSocket, beside stdio in the same run, for our echo server and the official
-SDK's (which serves HTTP+SSE and stdio; its 2.x has no WebSocket).
+"""``tools/call`` round trips over every transport in one run (see docs/performance.md):
+stdio, Streamable HTTP (a legacy session), HTTP+SSE and WebSocket, for our echo server and
+the official SDK's (which serves all but WebSocket: its 2.x has none).
 
 One request in flight from a synchronous driver in this process: each server gets the
 2025-11-25 handshake, ``--warmup`` untimed calls, then ``--calls`` timed ones (every answer
@@ -27,11 +27,15 @@ NAME = "socket_calls"
 #: (lane, server script, its options, transport).
 LANES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "ours stdio": ("ours.py", (), "stdio"),
+    "ours http": ("ours.py", (), "http"),
     "ours sse": ("ours.py", (), "sse"),
     "ours websocket": ("ours.py", (), "websocket"),
     "sdk stdio": ("sdk.py", (), "stdio"),
+    "sdk http": ("sdk.py", ("--stateful",), "http"),
     "sdk sse": ("sdk.py", (), "sse"),
 }
+#: A Streamable HTTP POST's headers (a legacy session's, once it has an id).
+POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 class Lane:
@@ -48,8 +52,10 @@ class Lane:
             port = _free_port()
             self.server = Process([*command, "--port", str(port)], name).listen(port)
             self.port = port
-            self.call = self._sse if transport == "sse" else self._websocket
-            (self._open_sse if transport == "sse" else self._open_websocket)()
+            calls = {"sse": self._sse, "websocket": self._websocket, "http": self._http}
+            self.call = calls[transport]
+            opens = {"sse": self._open_sse, "websocket": self._open_websocket}
+            opens.get(transport, self._open_http)()
         answer = self.call(INITIALIZE)
         if b'"protocolVersion"' not in answer:
             raise BenchError(f"{name}: bad initialize answer {answer[:300]!r}")
@@ -60,6 +66,26 @@ class Lane:
     def _stdio(self, frame: bytes) -> bytes:
         os.write(self.server.fd_in, frame + b"\n")
         return self.server.read_line()
+
+    def _open_http(self) -> None:
+        self.posts = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        self.headers = dict(POST_HEADERS)
+
+    def _http(self, frame: bytes) -> bytes:
+        """One Streamable HTTP POST of a legacy session: its answer (JSON, or the data of
+        the SSE event that carries it)."""
+        self.posts.request("POST", "/mcp", body=frame, headers=self.headers)
+        answer = self.posts.getresponse()
+        body = answer.read()
+        session = answer.getheader("mcp-session-id")
+        if session and "Mcp-Session-Id" not in self.headers:
+            self.headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        if answer.status not in (200, 202):
+            raise BenchError(f"{self.name}: POST answered {answer.status}: {body[:200]!r}")
+        if (answer.getheader("content-type") or "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:")]
+            return data[-1] if data else b""
+        return body
 
     def _open_websocket(self) -> None:
         from websockets.sync.client import connect
@@ -108,6 +134,8 @@ class Lane:
     def send_only(self, frame: bytes) -> None:
         if self.transport == "stdio":
             os.write(self.server.fd_in, frame + b"\n")
+        elif self.transport == "http":
+            self._http(frame)
         elif self.transport == "websocket":
             self.socket.send(frame.decode())
         else:
@@ -124,6 +152,8 @@ class Lane:
         elif self.transport == "sse":
             self.posts.close()
             self.stream.close()
+        elif self.transport == "http":
+            self.posts.close()
         self.server.stop()
 
 
@@ -179,7 +209,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     rows = [[name, *(f"{found[name][f]:,.1f}" for f in fields)] for name in lanes]
     print(table(["lane", "calls/s", "p50 µs", "p99 µs", "server CPU µs/call"], rows))
     verdicts: dict[str, str] = {}
-    for transport in ("stdio", "sse"):
+    for transport in ("stdio", "http", "sse"):
         ours, sdk = found.get(f"ours {transport}"), found.get(f"sdk {transport}")
         if ours and sdk:
             cpu = ratio(ours["cpu_us_per_call"], sdk["cpu_us_per_call"], "less", "more")
