@@ -116,7 +116,6 @@ async def http_client(
     the ``server/discover`` probe may take as long as ``initialize`` (30 s instead of 5 s),
     since its answer may wait on an authorization."""
     from .http import HttpClientTransport
-    from .http_sse import SseClientTransport
 
     if auth is not None and getattr(auth, "login_before_connect", False):
         await auth.login(url)
@@ -125,8 +124,9 @@ async def http_client(
     binding = getattr(client_class, "__binding__")
     session = ClientSession(binding, handlers, **options)
     try:
+        sse: Transport | None = None
         if transport == "sse":
-            await _over_sse(session, url, headers, limits, auth, mode, probe)
+            sse = await _sse_opened(url, headers, limits, auth)
         else:
             streamable = HttpClientTransport(url, headers=headers, limits=limits, auth=auth)
             try:
@@ -136,13 +136,13 @@ async def http_client(
                 if transport != "auto" or status not in SSE_FALLBACK_STATUSES:
                     raise
                 session = ClientSession(binding, handlers, **options)
-                sse = SseClientTransport(url, headers=headers, limits=limits, auth=auth)
                 try:
-                    await sse.open()
+                    sse = await _sse_opened(url, headers, limits, auth)
                 except ConnectionClosed as exc:  # not an SSE server either: the first says why
                     log.debug("no HTTP+SSE at %s either: %s", url, exc)
                     raise refused from None
-                await session.connect(sse, mode=mode, server_key=url, probe_timeout=probe)
+        if sse is not None:  # a stream that opened: its session's own failure is the error
+            await session.connect(sse, mode=mode, server_key=url, probe_timeout=probe)
         yield client_class(session)  # type: ignore[call-arg]
     finally:
         await session.close()
@@ -176,17 +176,12 @@ async def websocket_client(
         yield client
 
 
-async def _over_sse(
-    session: ClientSession,
-    url: str,
-    headers: Mapping[str, str] | None,
-    limits: Limits,
-    auth: Any,
-    mode: Mode,
-    probe: float,
-) -> None:
+async def _sse_opened(
+    url: str, headers: Mapping[str, str] | None, limits: Limits, auth: Any
+) -> Transport:
+    """An HTTP+SSE transport at ``url`` with its stream open (``ConnectionClosed`` if none)."""
     from .http_sse import SseClientTransport
 
     sse = SseClientTransport(url, headers=headers, limits=limits, auth=auth)
     await sse.open()
-    await session.connect(sse, mode=mode, server_key=url, probe_timeout=probe)
+    return sse
