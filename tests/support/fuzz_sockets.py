@@ -21,16 +21,24 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from support.fuzz_report import Tally
-from support.fuzz_stdio import Runner
+from mcpgen.runtime.lowlevel import DEFAULT
+
+from support.fuzz_stdio import Owed, Runner
 from support.fuzzing import DEADLINE, STATE_KEY, Case, frame_of
 
 ROOT = Path(__file__).resolve().parents[2]
+#: A longer frame is refused by the WebSocket protocol itself: uvicorn's ``ws_max_size``,
+#: which ``runtime.http.serve.config`` sets to twice the message limit.
+WEBSOCKET_FRAME_LIMIT = 2 * DEFAULT.max_message_bytes
+#: The close code of that refusal ("message too big").
+TOO_BIG = 1009
 
 
 class Server:
@@ -139,14 +147,16 @@ class WebSocketConnection(Connection):
             compression=None,
             open_timeout=DEADLINE,
         )
+        #: The close code the server sent, once it closed the connection.
+        self.close_code: int | None = None
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         try:
             for frame in self.socket:
                 self.received(frame.encode() if isinstance(frame, str) else frame)
-        except ConnectionClosed:
-            pass
+        except ConnectionClosed as exc:
+            self.close_code = exc.rcvd.code if exc.rcvd is not None else None
         finally:
             self.ended()
 
@@ -156,7 +166,8 @@ class WebSocketConnection(Connection):
                 continue
             try:
                 self.socket.send(line.decode())
-            except ConnectionClosed:
+            except ConnectionClosed as exc:
+                self.close_code = exc.rcvd.code if exc.rcvd is not None else None
                 self.broken = True
                 return
 
@@ -252,6 +263,19 @@ class SocketRunner(Runner):
         if self.kind == "websocket":
             return WebSocketConnection(self.server)
         return SseConnection(self.server)
+
+    def judge(self, case: Case, proc: Any, dead: bool, alive: bool, owed: Owed) -> None:
+        """A frame over the WebSocket limit closes its connection with 1009 (the
+        documented refusal), the server serving on: an outcome, not a crash."""
+        over = any(
+            len(line) > WEBSOCKET_FRAME_LIMIT for f in case.frames for line in f.split(b"\n")
+        )
+        closed = getattr(proc, "close_code", None) == TOO_BIG
+        if (dead or proc.broken) and over and closed and self.server.alive:
+            self.tally.outcomes["closed 1009 (a frame over the WebSocket limit)"] += 1
+            self.retire(case.era, crashed=True)
+            return
+        super().judge(case, proc, dead, alive, owed)
 
     def run_case(self, case: Case) -> None:
         if self.kind == "websocket" and not all(_utf8(frame) for frame in case.frames):
