@@ -181,7 +181,8 @@ class Session:
         if running is not None:
             running[1].cancelled = True
             running[0].cancel()
-        self.listening.pop(request_id, None)
+        if self.listening.pop(request_id, None) is not None and self.conn.on_listen:
+            self.conn.on_listen(self, request_id, None)
 
     async def act(self, event: ev.Event) -> None:
         """Act on one event of this session's connection (for transports that asked the
@@ -198,6 +199,10 @@ class Session:
     def _shutdown(self) -> None:
         self._closed = True
         self.conn.close()
+        if self.listening and self.conn.on_listen is not None:
+            for request_id in list(self.listening):
+                self.conn.on_listen(self, request_id, None)
+        self.listening.clear()
         for task, _ in list(self._handlers.values()):
             task.cancel()
         self._fail_waiting()
@@ -236,6 +241,8 @@ class Session:
                 await self._send(frame, related=event.id, final=True, status=400)
                 return
             self.listening[event.id] = honoured
+            if self.conn.on_listen is not None:
+                self.conn.on_listen(self, event.id, honoured)
             await self._send(frame, related=event.id)
         elif isinstance(event, ev.Answer):
             future = self._waiting.pop(event.id, None)

@@ -12,7 +12,7 @@ across versions), ``outgoing.py`` (what goes out, per version).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -131,6 +131,9 @@ class Connection:
         self.peer_capabilities: dict[str, Any] = {}
         #: Lowest level of log notifications sent (server; ``logging/setLevel``).
         self.log_level: str | None = None
+        #: Told ``(session, request id, honoured filter)`` when a listen stream opens and
+        #: ``(session, request id, None)`` when it ends (``Server.on_listen``).
+        self.on_listen: Callable[[Any, RequestId, Mapping[str, Any] | None], None] | None = None
         self._next_id = 0
         self._next_batch = 0
         self._pending: dict[RequestId, p.Pending] = {}

@@ -93,6 +93,8 @@ class Answers:
             done = await self._write(stream, send, receive, legacy, extra_headers, listening)
         finally:
             self.listeners.discard(session)
+            for request_id in listening:  # the stream ended: so did its listen
+                session.cancel(request_id)
         # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the
         # client left keeps collecting its answers); a JSON answer leaves nothing to resume.
         if legacy is None:

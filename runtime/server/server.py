@@ -157,6 +157,11 @@ class Server:
         self.tool_headers = ServerToolHeaders()
         #: Around every handler, in the order added (``runtime.aio.middleware``).
         self.middleware = Chain(self._after_middleware, middleware)
+        #: Told of each ``subscriptions/listen`` stream opening (with the filter honoured)
+        #: and ending (None), with its session and request id: a server whose resources
+        #: live elsewhere (a proxy) learns which updates its clients wait for. Set it
+        #: before connections are made.
+        self.on_listen: Callable[[Any, Any, Mapping[str, Any] | None], None] | None = None
 
     def handle(self, method: str) -> Callable[[F], F]:
         """Decorate ``async def handler(params, ctx)`` as the handler of an extension's
@@ -176,7 +181,7 @@ class Server:
         return middleware
 
     def connection(self) -> c.Connection:
-        return c.Connection(
+        conn = c.Connection(
             role="server",
             versions=self.versions,
             local=self.local,
@@ -187,6 +192,8 @@ class Server:
             limits=self.limits,
             cache=self.cache,
         )
+        conn.on_listen = self.on_listen
+        return conn
 
     def dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Awaitable[Any]:
         """The request's answer, to await. Most requests need nothing done around their
