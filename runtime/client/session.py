@@ -34,6 +34,7 @@ from ..core.errors import (
     NegotiationError,
 )
 from ..core.limits import CLIENT, Limits
+from ..core.modern import InputRequired
 from ..core.extensions import Extension, declare, extension_row
 from ..aio.middleware import Call, Chain, Middleware
 from ..core.negotiation import Versions
@@ -477,7 +478,15 @@ class ClientSession:
         return await tc.list_tasks(self)
 
     async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
-        responses = {key: await self.fulfil(key, ask) for key, ask in answer.requests.items()}
+        responses: dict[str, Any] = {}
+        missing: InputRequired | None = None
+        for key, ask in answer.requests.items():
+            try:
+                responses[key] = await self.fulfil(key, ask)
+            except InputRequired as exc:  # a handler that asks its own client: all at once
+                missing = exc
+        if missing is not None:
+            raise missing
         given: Any = (
             msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
         )
@@ -518,7 +527,7 @@ class ClientSession:
                 answer = await self.middleware.run(Call(event, context, context))
             else:
                 answer = await handler(params, context)
-        except McpError:
+        except (McpError, InputRequired):  # InputRequired: a proxy asks its own client
             raise
         except Exception:  # as when a legacy server's request fails: logged, not passed on
             log.exception("answering the server's %s failed", method)
