@@ -1,0 +1,390 @@
+"""One open connection to an upstream, and what passes over it in both directions.
+
+A :class:`Link` sends a downstream client's request on as the proxy's own (its protocol
+``_meta`` replaced by the link's, progress relayed back) and routes what the upstream
+sends its client to the downstream client it concerns:
+
+* a request for input (sampling, elicitation, roots) that a 2026-07-28 upstream makes by
+  answering ``input_required`` arrives in the task of the call it belongs to, which knows
+  its downstream request (:data:`CALL`); one that a legacy upstream sends as a request of
+  its own goes to the one downstream request in flight over the link (or, on a link that
+  serves one downstream session alone, to that session);
+* a change (``list_changed``, ``resources/updated``) is announced to the downstream
+  clients the link serves;
+* a log message goes with the downstream request in flight it can belong to.
+
+Each downstream request is answered with the upstream's answer or error, code kept; a
+downstream cancellation cancels the upstream request (``notifications/cancelled``), and
+an upstream that ends fails every request waiting on it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ..aio.session import RequestScope, Session
+from ..client import ClientSession
+from ..core.errors import INTERNAL_ERROR, ConnectionClosed, McpError
+from ..core.json_values import as_object
+from ..core.modern import InputRequired
+from .parking import ParkedCall, Parking
+from .upstream import Upstream
+
+log = logging.getLogger("mcpgen.runtime.gateway")
+
+#: The downstream request a proxied call is made for, in the task making it.
+CALL: ContextVar[RequestScope | None] = ContextVar("mcpgen_gateway_call", default=None)
+#: ``_meta`` keys of the protocol itself: each hop sets its own.
+PROTOCOL_META = "io.modelcontextprotocol/"
+#: Params of a 2026-07-28 request that belong to its hop (answered input, signed state).
+HOP_PARAMS = ("inputResponses", "requestState")
+#: A change an upstream announces → what the proxy announces (``Server.notify_changed``).
+CHANGED = {
+    "on_tool_list_changed": "tools",
+    "on_prompt_list_changed": "prompts",
+    "on_resource_list_changed": "resources",
+}
+#: A 2026-07-28 upstream announces changes only on a listen stream, held open this long.
+LISTEN = "subscriptions/listen"
+LISTEN_FOR = 10.0**9
+#: Lists whose changes may be announced → the listen filter asking for them.
+LIST_FLAGS = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+#: Requests whose answer may wait for the client's input (``input_required`` in 2026-07-28).
+BRIDGED = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: The requests for input an upstream may send its client: handler name → method.
+ASKS = {
+    "create_message": "sampling/createMessage",
+    "elicit": "elicitation/create",
+    "list_roots": "roots/list",
+}
+
+#: Told of a change the upstream announced: (what, uri, the session it concerns or None).
+OnChange = Callable[[str, "str | None", "Session | None"], Awaitable[None]]
+
+
+def hop_params(params: Any) -> dict[str, Any]:
+    """A downstream request's params as the upstream request's: the protocol's ``_meta``
+    keys, the progress token and a 2026-07-28 hop's input answers left out (the link's
+    session sets its own)."""
+    if params is None or params is UNSET:
+        return {}
+    plain = as_object(msgspec.to_builtins(params)) or {}
+    for name in HOP_PARAMS:
+        plain.pop(name, None)
+    meta = as_object(plain.get("_meta"))
+    if meta is not None:
+        kept = {
+            k: v
+            for k, v in meta.items()
+            if not k.startswith(PROTOCOL_META) and k != "progressToken"
+        }
+        if kept:
+            plain["_meta"] = kept
+        else:
+            del plain["_meta"]
+    return plain
+
+
+class Link:
+    """One connection to ``upstream``: shared by every downstream client, or serving
+    ``owner`` (one downstream session) alone."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        binding: Any,
+        on_change: OnChange,
+        parking: Parking,
+        owner: Session | None = None,
+    ) -> None:
+        self.upstream = upstream
+        self.binding = binding
+        self.owner = owner
+        self.parking = parking
+        self._on_change = on_change
+        self.session: ClientSession | None = None
+        #: What is being answered over this link now: downstream requests, and calls
+        #: parked between a 2026-07-28 client's input rounds.
+        self.inflight: list[RequestScope | ParkedCall] = []
+        #: URI → how many downstream subscriptions ask for its updates.
+        self.subscriptions: dict[str, int] = {}
+        self.last_used = time.monotonic()
+        self._stack = contextlib.AsyncExitStack()
+        self._listening: asyncio.Task[None] | None = None
+
+    @property
+    def era(self) -> str:
+        return self.session.era if self.session is not None else ""
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.conn.instructions if self.session is not None else None
+
+    @property
+    def closed(self) -> bool:
+        inner = self.session.session if self.session is not None else None
+        return inner is None or inner.closed
+
+    async def open(self, client_handlers: type, **options: Any) -> ClientSession:
+        """Connect; ``client_handlers`` is the binding's ``ClientHandlers``, subclassed here
+        so that what the upstream asks of its client is relayed."""
+        handlers = relaying_handlers(client_handlers, self)()
+        try:
+            self.session = await self._stack.enter_async_context(
+                self.upstream.open(self.binding, handlers, **options)
+            )
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        if self.era == "legacy" and "logging" in self.session.server_capabilities:
+            with contextlib.suppress(McpError):  # the downstream side filters by level
+                await self.session.request("logging/setLevel", {"level": "debug"})
+        self._relisten()
+        return self.session
+
+    async def close(self) -> None:
+        self.session = None
+        if self._listening is not None:
+            self._listening.cancel()
+        with contextlib.suppress(Exception):
+            await self._stack.aclose()
+
+    # -- what downstream clients wait for -------------------------------------------------------
+
+    async def want(self, uri: str) -> None:
+        """A downstream client subscribes to ``uri``'s updates: the upstream is asked for
+        them with the first (``resources/subscribe``, or a 2026-07-28 listen filter)."""
+        held = self.subscriptions.get(uri, 0)
+        self.subscriptions[uri] = held + 1
+        if held:
+            return
+        if self.era != "legacy":
+            self._relisten()
+            return
+        try:
+            await self._sent("resources/subscribe", {"uri": uri})
+        except BaseException:
+            self.subscriptions.pop(uri, None)
+            raise
+
+    async def unwant(self, uri: str) -> None:
+        """A downstream subscription to ``uri`` ends; with the last, the upstream's."""
+        held = self.subscriptions.pop(uri, 0)
+        if held > 1:
+            self.subscriptions[uri] = held - 1
+        elif held == 1 and self.era == "legacy":
+            with contextlib.suppress(McpError, ConnectionClosed):
+                await self._sent("resources/unsubscribe", {"uri": uri})
+        elif held == 1:
+            self._relisten()
+
+    async def _sent(self, method: str, params: dict[str, Any]) -> Any:
+        if self.session is None:
+            raise McpError(INTERNAL_ERROR, f"the upstream {self.upstream.name!r} is not connected")
+        return await self.session.request(method, params)
+
+    def _relisten(self) -> None:
+        """(Re)open the listen stream of a 2026-07-28 upstream with what is wanted now: the
+        list changes it announces, and the subscribed resources' updates."""
+        session = self.session
+        if session is None or self.era != "modern":
+            return
+        caps = session.server_capabilities
+        wanted: dict[str, Any] = {
+            flag: True
+            for kind, flag in LIST_FLAGS.items()
+            if (as_object(caps.get(kind)) or {}).get("listChanged")
+        }
+        if self.subscriptions:
+            wanted["resourceSubscriptions"] = sorted(self.subscriptions)
+        old, self._listening = self._listening, None
+        if wanted:
+            self._listening = asyncio.get_running_loop().create_task(self._listen(wanted))
+        if old is not None:
+            old.cancel()
+
+    async def _listen(self, wanted: dict[str, Any]) -> None:
+        """Hold a listen stream open; one that ends is opened again after a pause that
+        doubles up to a minute while it keeps ending."""
+        pause = 1.0
+        while self.session is not None and self.session.session is not None:
+            began = time.monotonic()
+            try:
+                await self.session.session.request(
+                    LISTEN, {"notifications": wanted}, timeout=LISTEN_FOR
+                )
+            except (McpError, ConnectionClosed, TimeoutError) as exc:
+                log.info("the listen stream of %s ended: %s", self.upstream.where, exc)
+            if self.closed:
+                return
+            pause = 1.0 if time.monotonic() - began > 60 else min(pause * 2, 60.0)
+            await asyncio.sleep(pause)
+
+    async def call(self, method: str, params: Any, scope: RequestScope, client: Any) -> Any:
+        """The upstream's answer to ``method`` for the downstream request ``scope`` of
+        ``client`` (who it is, as the proxy tells clients apart)."""
+        session = self.session
+        if session is None:
+            raise McpError(INTERNAL_ERROR, f"the upstream {self.upstream.name!r} is not connected")
+        self.last_used = time.monotonic()
+        if self.era == "legacy" and scope.event.peer is not None and method in BRIDGED:
+            return await self._bridged(session, method, params, scope, client)
+        progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
+        self.inflight.append(scope)
+        token = CALL.set(scope)
+        try:
+            return await session.request(method, hop_params(params), progress=progress)
+        finally:
+            CALL.reset(token)
+            self.inflight.remove(scope)
+            self.last_used = time.monotonic()
+
+    async def _bridged(
+        self, session: ClientSession, method: str, params: Any, scope: RequestScope, client: Any
+    ) -> Any:
+        """A 2026-07-28 client's request to a legacy upstream, which may ask for input in
+        the middle of it: the call is parked across the client's rounds
+        (:mod:`~runtime.gateway.parking`)."""
+        parked = self.parking.returning(scope, client)
+        if parked is None:
+            current = [scope]
+            progress = _progress_to(lambda: current[0]) if "progressToken" in scope.meta else None
+            call = session.request(method, hop_params(params), progress=progress)
+            parked = self.parking.park(call, client)
+            parked.rounds = current
+            self.inflight.append(parked)
+            parked.task.add_done_callback(lambda _: self.inflight.remove(parked))
+        parked.rounds[0] = scope
+        try:
+            result = await parked.round(scope)
+        except InputRequired:
+            raise
+        except asyncio.CancelledError:
+            self.parking.abandon(parked)
+            raise
+        except BaseException:
+            self.parking.done_with(parked)
+            raise
+        self.parking.done_with(parked)
+        return result
+
+    # -- what the upstream sends its client ---------------------------------------------------
+
+    async def ask(self, method: str, params: Any, ctx: Any) -> Any:
+        """Relay the upstream's request for input to the downstream client it concerns."""
+        # A 2026-07-28 upstream's input request comes in the task of the call it is for,
+        # keyed within it; a legacy upstream's is a request of its own (a RequestScope).
+        key = None if isinstance(ctx, RequestScope) else str(ctx.request_id)
+        target = CALL.get() if key is not None else self._only_request(method)
+        if target is None:
+            return await self._ask_owner(method, params)
+        if isinstance(target, ParkedCall):
+            return await target.ask(method, params, self.parking.keep_for)
+        return await target.request(method, params, None, key)
+
+    def _only_request(self, method: str) -> RequestScope | ParkedCall | None:
+        """The downstream request a legacy upstream's request can concern: the one in
+        flight over this link; None on a link of one downstream session with none in
+        flight (the session itself is asked)."""
+        waiting = {id(s): s for s in self.inflight}
+        if len(waiting) == 1:
+            return next(iter(waiting.values()))
+        if not waiting and self.owner is not None:
+            return None
+        raise McpError(
+            INTERNAL_ERROR,
+            f"{method} from the upstream {self.upstream.name!r} concerns none of the"
+            f" {len(waiting)} requests in flight for certain: serve this upstream"
+            " per_session for requests like it to reach their client",
+        )
+
+    async def _ask_owner(self, method: str, params: Any) -> Any:
+        owner = self.owner
+        if owner is None or owner.closed:
+            raise McpError(INTERNAL_ERROR, f"no client to relay {method} to")
+        return await owner.request(method, params)
+
+    async def changed(self, what: str, uri: str | None = None) -> None:
+        await self._on_change(what, uri, self.owner)
+
+    async def logged(self, params: Any) -> None:
+        """A log message goes with the one downstream request in flight (or to the
+        session this link serves), at the level that client asked for."""
+        plain = as_object(msgspec.to_builtins(params)) or {}
+        level, data, logger = plain.get("level"), plain.get("data"), plain.get("logger")
+        if not isinstance(level, str):
+            return
+        targets = {id(s): s for s in self.inflight}
+        if len(targets) == 1:
+            target = next(iter(targets.values()))
+            scope = target.rounds[0] if isinstance(target, ParkedCall) else target
+            await scope.log(level, data, logger if isinstance(logger, str) else None)
+        elif self.owner is not None and not self.owner.closed:
+            conn = self.owner.conn
+            if conn.version is not None and conn.log_allowed(level):
+                await self.owner.notify("notifications/message", plain)
+
+
+def _progress_to(
+    scope: Callable[[], RequestScope],
+) -> Callable[[float, float | None, str | None], Any]:
+    """Relays progress to the downstream request ``scope()`` (the current round's)."""
+
+    def relay(progress: float, total: float | None, message: str | None) -> Awaitable[None]:
+        return scope().progress(progress, total, message)
+
+    return relay
+
+
+def relaying_handlers(base: type, link: Link) -> type:
+    """A subclass of the binding's ``ClientHandlers`` relaying to ``link``'s clients."""
+    methods: dict[str, Any] = {}
+    for handler, method in ASKS.items():
+        methods[handler] = _asking(link, method)
+    for hook, what in CHANGED.items():
+        methods[hook] = _announcing(link, what)
+
+    async def on_resource_updated(_: Any, params: Any) -> None:
+        uri = getattr(params, "uri", None)
+        if isinstance(uri, str):
+            await link.changed("resource", uri)
+
+    async def on_logging_message(_: Any, params: Any) -> None:
+        await link.logged(params)
+
+    methods.update(on_resource_updated=on_resource_updated, on_logging_message=on_logging_message)
+    return type("RelayingHandlers", (base,), methods)
+
+
+def _asking(link: Link, method: str) -> Callable[..., Awaitable[Any]]:
+    async def ask(_: Any, params: Any, ctx: Any) -> Any:
+        return await link.ask(method, params, ctx)
+
+    return ask
+
+
+def _announcing(link: Link, what: str) -> Callable[..., Awaitable[None]]:
+    async def announce(_: Any, params: Any) -> None:
+        await link.changed(what)
+
+    return announce
+
+
+async def close_all(links: list[Link]) -> None:
+    await asyncio.gather(*(link.close() for link in links), return_exceptions=True)
+
+
+__all__ = ["CALL", "Link", "hop_params", "relaying_handlers"]

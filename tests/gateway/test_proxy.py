@@ -1,0 +1,279 @@
+"""A ``Proxy`` in front of an in-process ``App``, with a real client in front of the proxy,
+for every pair of eras (upstream × downstream): what the upstream offers passes through
+with its errors' codes, what it asks of its client reaches the downstream client (across
+a 2026-07-28 client's input rounds too), progress, logs, list changes and resource updates
+come back, and cancellations travel both ways. No subprocess, no socket."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from mcpgen.generated.v2026_07_28 import client as c
+from mcpgen.generated.v2026_07_28 import server as stubs
+from mcpgen.generated.v2026_07_28 import types as t
+from mcpgen.runtime import App, Limits, McpError
+from mcpgen.runtime.client import Mode
+from mcpgen.runtime.core.errors import INVALID_PARAMS
+from mcpgen.runtime.gateway import Proxy, Upstream
+from mcpgen.runtime.testing import connect
+from support.app_scenarios import plain, run
+
+#: (upstream era, downstream client mode): every pair.
+PAIRS: list[tuple[Mode, Mode]] = [
+    ("legacy", "legacy"),
+    ("legacy", "auto"),
+    ("modern", "legacy"),
+    ("modern", "auto"),
+]
+IDS = [f"{up}-upstream-{down}-client" for up, down in PAIRS]
+
+
+class Signals:
+    """What the upstream's slow tool tells a test (made in the test's event loop)."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+
+def upstream_app(signals: Signals | None = None) -> App:
+    signals = signals or Signals()
+    app = App("upstream-app", "2.5.0", binding=stubs, instructions="Use add to add.")
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @app.tool
+    async def greet(ctx: stubs.Context) -> str:
+        """Ask the user's name, then the model for a greeting; report and log meanwhile."""
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        form = t.ElicitRequestFormParams(
+            message="Name?",
+            requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+        )
+        answer = await ctx.elicit(form, key="name")
+        name = (answer.content or {}).get("name")
+        await ctx.report_progress(1, 2, "asked")
+        await ctx.log("info", f"greeting {name}")
+        question = t.SamplingMessage(role="user", content=t.TextContent(text=f"Greet {name}"))
+        said = await ctx.create_message(
+            t.CreateMessageRequestParams(messages=[question], max_tokens=10), key="greeting"
+        )
+        assert isinstance(said.content, t.TextContent)
+        return said.content.text
+
+    @app.tool
+    async def slow(ctx: stubs.Context) -> str:
+        """Wait until cancelled."""
+        signals.started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            signals.cancelled.set()
+            raise
+        return "finished"
+
+    @app.resource("mem://note", mime_type="text/plain")
+    def note() -> str:
+        return "a note"
+
+    @app.prompt
+    def review(code: str) -> str:
+        """Review some code."""
+        return f"Review: {code}"
+
+    return app
+
+
+class Answering(c.ClientHandlers):
+    """A downstream client that answers what the upstream asks, and notes what it hears."""
+
+    def __init__(self) -> None:
+        self.heard: list[Any] = []
+
+    async def elicit(self, params: t.ElicitRequestParams, ctx: c.RequestContext) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def create_message(
+        self, params: t.CreateMessageRequestParams, ctx: c.RequestContext
+    ) -> t.CreateMessageResult:
+        asked = params.messages[0].content
+        assert isinstance(asked, t.TextContent)
+        return t.CreateMessageResult(
+            role="assistant", content=t.TextContent(text=f"{asked.text}!"), model="m"
+        )
+
+    async def on_logging_message(self, params: t.LoggingMessageNotificationParams) -> None:
+        self.heard.append(("log", params.level, params.data))
+
+    async def on_tool_list_changed(self, params: t.NotificationParams) -> None:
+        self.heard.append("tools changed")
+
+    async def on_resource_updated(self, params: t.ResourceUpdatedNotificationParams) -> None:
+        self.heard.append(("updated", params.uri))
+
+
+@asynccontextmanager
+async def proxied(
+    up: Mode, down: Mode, app: App | None = None, handlers: Any = None, **options: Any
+) -> AsyncIterator[tuple[Any, Proxy]]:
+    """A client (``down`` mode) of a proxy of ``app`` spoken to in the ``up`` era."""
+    async with Proxy(Upstream(server=app or upstream_app(), mode=up), **options) as proxy:
+        async with connect(proxy.server, mode=down, handlers=handlers) as client:
+            yield client, proxy
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_what_the_upstream_offers_passes_through_in_every_pair_of_eras(
+    up: Mode, down: Mode
+) -> None:
+    """Tools, resources, prompts and the upstream's identity reach the client, answers
+    re-shaped to its version; the upstream's errors keep their codes."""
+
+    async def scenario() -> None:
+        async with proxied(up, down) as (client, proxy):
+            assert client.session.era == ("modern" if down == "auto" else "legacy")
+            assert proxy.server.info == {"name": "upstream-app", "version": "2.5.0"}
+            assert client.session.server_info["name"] == "upstream-app"
+            tools = await client.list_tools()
+            assert [tool.name for tool in tools.tools] == ["add", "greet", "slow"]
+            added = await client.call_tool(name="add", arguments={"a": 2, "b": 3})
+            assert plain(added)["structuredContent"] == {"result": 5}
+            read = await client.read_resource(uri="mem://note")
+            assert plain(read)["contents"][0]["text"] == "a note"
+            prompt = await client.get_prompt(name="review", arguments={"code": "x = 1"})
+            assert "Review: x = 1" in str(plain(prompt)["messages"])
+            with pytest.raises(McpError) as refused:
+                await client.call_tool(name="absent", arguments={})
+            assert refused.value.code == INVALID_PARAMS and "absent" in refused.value.message
+            added = await client.call_tool(name="add", arguments={"a": 1, "b": 1})
+            assert plain(added)["structuredContent"] == {"result": 2}
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_what_the_upstream_asks_reaches_the_client_in_every_pair_of_eras(
+    up: Mode, down: Mode
+) -> None:
+    """Elicitation and sampling in the middle of a call reach the downstream client,
+    whatever the eras (a legacy upstream's requests become a 2026-07-28 client's input
+    rounds), with the call's progress and log message."""
+
+    async def scenario() -> None:
+        handlers = Answering()
+        async with proxied(up, down, handlers=handlers) as (client, _):
+            if down == "legacy":
+                await client.session.request("logging/setLevel", {"level": "info"})
+            else:
+                client.session.set_log_level("info")
+            progress: list[tuple[float, float | None, str | None]] = []
+
+            async def noted(done: float, total: float | None, message: str | None) -> None:
+                progress.append((done, total, message))
+
+            params = {"name": "greet", "arguments": {}}
+            result = await client.session.request("tools/call", params, progress=noted)
+            assert plain(result)["content"] == [{"type": "text", "text": "Greet Ada!"}]
+            # (a 2026-07-28 upstream runs the tool again each round: it may report twice)
+            assert set(progress) == {(1.0, 2.0, "asked")}
+            if up == "legacy":  # a 2026-07-28 upstream logs only with a level asked per call
+                assert ("log", "info", "greeting Ada") in handlers.heard
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_list_changes_and_resource_updates_come_back_in_every_pair_of_eras(
+    up: Mode, down: Mode
+) -> None:
+    """A tool added upstream and a resource updated upstream are announced downstream:
+    to a legacy client's session (it subscribed), to a 2026-07-28 client's listen stream."""
+
+    async def scenario() -> None:
+        app, handlers = upstream_app(), Answering()
+        async with proxied(up, down, app=app, handlers=handlers) as (client, proxy):
+            caps = proxy.server.capabilities
+            assert caps["tools"] == {"listChanged": True}
+            assert caps["resources"] == {"subscribe": True, "listChanged": True}
+            listening = None
+            if down == "legacy":
+                await client.session.request("resources/subscribe", {"uri": "mem://note"})
+            else:
+                filters = {"toolsListChanged": True, "resourceSubscriptions": ["mem://note"]}
+                listening = asyncio.create_task(
+                    client.session.session.request(
+                        "subscriptions/listen", {"notifications": filters}, timeout=60
+                    )
+                )
+            for _ in range(100):  # until the upstream subscription is made
+                await asyncio.sleep(0.02)
+                link = proxy._shared  # pyright: ignore[reportPrivateUsage]
+                if link is not None and "mem://note" in link.subscriptions:
+                    break
+            app.add_tool(lambda: 2, name="two")
+            await app.resource_updated("mem://note")
+            for _ in range(100):
+                if len(handlers.heard) >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert sorted(map(str, handlers.heard)) == [
+                "('updated', 'mem://note')",
+                "tools changed",
+            ]
+            if listening is not None:
+                listening.cancel()
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_a_cancelled_call_is_cancelled_upstream(up: Mode, down: Mode) -> None:
+    """The downstream client gives up on a call: the upstream's handler is cancelled,
+    and the proxy serves the next call."""
+
+    async def scenario() -> None:
+        signals = Signals()
+        async with proxied(up, down, app=upstream_app(signals)) as (client, _):
+            call = asyncio.create_task(client.call_tool(name="slow", arguments={}))
+            await asyncio.wait_for(signals.started.wait(), 5)
+            call.cancel()
+            await asyncio.wait_for(signals.cancelled.wait(), 5)
+            added = await client.call_tool(name="add", arguments={"a": 4, "b": 4})
+            assert plain(added)["structuredContent"] == {"result": 8}
+
+    run(scenario())
+
+
+def test_a_legacy_upstreams_question_unanswered_across_rounds_times_out() -> None:
+    """A 2026-07-28 client that never comes back with its answer: the upstream's question
+    fails after the proxy's ``Limits.request_timeout`` (the tool's result says so), and
+    the proxy serves on."""
+
+    async def scenario() -> None:
+        limits = Limits(request_timeout=0.3)
+        async with proxied("legacy", "auto", handlers=Answering(), limits=limits) as (
+            client,
+            proxy,
+        ):
+            params = {"name": "greet", "arguments": {}}
+            raw = client.session.session  # a client that does not come back: no rounds
+            first = await raw.request("tools/call", params)
+            (key,) = first.requests  # the upstream's question, keyed by the parked call
+            assert first.requests[key]["method"] == "elicitation/create"
+            assert len(proxy.parking.calls) == 1
+            parked = next(iter(proxy.parking.calls.values()))
+            with pytest.raises(McpError) as failed:  # the question timed out upstream
+                await asyncio.wait_for(parked.task, 5)
+            assert "did not answer elicitation/create within 0.3 s" in failed.value.message
+            added = await client.call_tool(name="add", arguments={"a": 1, "b": 2})
+            assert plain(added)["structuredContent"] == {"result": 3}
+
+    run(scenario())
