@@ -95,7 +95,7 @@ dist: fetch
 		--outdir $(abspath $(DIST)) . >$(abspath $(DIST_SRC)).log 2>&1 \
 		|| { tail -30 $(abspath $(DIST_SRC)).log; exit 1; }
 	$(BIN)/python -m pip download -q --disable-pip-version-check --dest $(DIST) \
-		"$$(ls $(DIST)/mcpgen-*.whl)[http,generator,redis,auth]" "setuptools>=77" "pytest>=8"
+		"$$(ls $(DIST)/mcpgen-*.whl)[http,generator,redis,auth,websocket,proxy]" "setuptools>=77" "pytest>=8"
 	@ls -1 $(DIST)/mcpgen-*
 
 clean:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -373,3 +374,136 @@ def new(
     )
     click.echo(f"created {target}")
     click.echo(f"next: cd {target} && python -m venv .venv && .venv/bin/pip install -e '.[test]'")
+
+
+def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
+    """``--header K: V`` / ``--env K=V`` options as a mapping (a usage error naming the bad one)."""
+    found: dict[str, str] = {}
+    for value in values:
+        key, given, rest = value.partition(sep)
+        if not given or not key.strip():
+            raise click.BadParameter(f"{value!r} is not {what}")
+        found[key.strip()] = rest.strip() if sep == ":" else rest
+    return found
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.argument("upstream", nargs=-1, type=click.UNPROCESSED, required=True)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http", "websocket"]),
+    default="stdio",
+    show_default=True,
+    help="How the proxy is served: stdio, http (Streamable HTTP with HTTP+SSE beside it),"
+    " websocket.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to listen on.")
+@click.option(
+    "--port",
+    type=int,
+    default=3001,
+    show_default=True,
+    callback=lambda ctx, param, value: _in_range(value, 0, 65535),
+    help="HTTP: port to listen on (0: any free port).",
+)
+@click.option("--path", default="/mcp", show_default=True, help="HTTP: the endpoint's path.")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="HTTP: a Host (and Origin) accepted besides the local names (repeatable).",
+)
+@click.option(
+    "--upstream-mode",
+    type=click.Choice(["auto", "legacy", "modern"]),
+    default="auto",
+    show_default=True,
+    help="The era spoken to the upstream: found (auto), the initialize handshake (legacy),"
+    " or 2026-07-28 on (modern).",
+)
+@click.option(
+    "--upstream-transport",
+    type=click.Choice(["auto", "streamable-http", "sse", "websocket"]),
+    default="auto",
+    show_default=True,
+    help="How a URL upstream is reached (auto: Streamable HTTP, falling back to HTTP+SSE;"
+    " WebSocket for ws:// URLs).",
+)
+@click.option(
+    "--per-session",
+    is_flag=True,
+    help="One upstream connection (for a command, one process) per client instead of one"
+    " shared by all: for upstreams that keep state per session.",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="A header sent to a URL upstream (repeatable).",
+)
+@click.option(
+    "--env", "envs", multiple=True, metavar="NAME=VALUE", help="Set for an upstream command."
+)
+@click.option("--name", help="The name the proxy gives itself (default: the upstream's).")
+def proxy(
+    upstream: tuple[str, ...],
+    transport: str,
+    host: str,
+    port: int,
+    path: str,
+    allowed_hosts: tuple[str, ...],
+    upstream_mode: str,
+    upstream_transport: str,
+    per_session: bool,
+    headers: tuple[str, ...],
+    envs: tuple[str, ...],
+    name: str | None,
+) -> None:
+    """Serve an MCP server again: on another transport, to clients of any version.
+
+    UPSTREAM is a URL (http://, https://, ws://, wss://) or, after --, the command that
+    starts a stdio server. Each client negotiates its own protocol version with the
+    proxy; the proxy negotiates one with the upstream and re-shapes every message between
+    them, so a 2026-07-28 client reaches a legacy server and the reverse.
+
+    \b
+    Examples:
+      mcpgen proxy --transport http --port 8000 -- python -m some_server
+      mcpgen proxy --transport stdio https://example.com/mcp
+      mcpgen proxy --transport websocket --port 8000 -- npx -y some-mcp-server
+      mcpgen proxy --transport http --upstream-mode legacy http://127.0.0.1:3001/mcp
+    """
+    import os
+
+    from mcpgen.runtime.client import Mode
+    from mcpgen.runtime.gateway import Proxy, Upstream
+    from mcpgen.runtime.gateway.proxy import Transport
+    from mcpgen.runtime.gateway.upstream import UrlTransport
+
+    words = list(upstream)
+    environment = _pairs(envs, "=", "NAME=VALUE")
+    try:
+        target = Upstream.of(
+            words[0] if len(words) == 1 and "://" in words[0] else words,
+            mode=cast("Mode", upstream_mode),
+            transport=cast("UrlTransport", upstream_transport),
+            per_session=per_session,
+            headers=_pairs(headers, ":", "'NAME: VALUE'") or None,
+            env={**os.environ, **environment} if environment else None,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="UPSTREAM") from None
+    served = Proxy(target, name=name)
+    if transport == "stdio":
+        served.run("stdio")
+    else:
+        served.run(
+            cast("Transport", transport),
+            host=host,
+            port=port,
+            path=path,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_hosts,
+        )

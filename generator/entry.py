@@ -14,9 +14,15 @@ import sys
 GENERATOR_MODULES = ("click", "jinja2", "black", "datamodel_code_generator")
 
 
-def missing_modules() -> list[str]:
-    """The generator extra's modules this environment cannot import."""
-    return [name for name in GENERATOR_MODULES if not _importable(name)]
+#: Commands that run the runtime rather than the generator: what each needs, and its extra.
+RUNTIME_COMMANDS = {"proxy": (("click", "uvicorn", "httpx"), "proxy")}
+
+
+def missing_modules(command: str | None = None) -> list[str]:
+    """The modules ``command`` (default: a generator command) needs that this environment
+    cannot import."""
+    needed = RUNTIME_COMMANDS[command][0] if command in RUNTIME_COMMANDS else GENERATOR_MODULES
+    return [name for name in needed if not _importable(name)]
 
 
 def _importable(name: str) -> bool:
@@ -27,11 +33,14 @@ def _importable(name: str) -> bool:
 
 
 def main() -> None:
-    missing = missing_modules()
-    if missing:  # installed without the generator's dependencies
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    missing = missing_modules(command)
+    if missing:  # installed without the command's dependencies
+        extra = RUNTIME_COMMANDS[command][1] if command in RUNTIME_COMMANDS else "generator"
+        what = f"mcpgen {command}" if command in RUNTIME_COMMANDS else "the mcpgen command"
         sys.stderr.write(
-            f"error: the mcpgen command needs the generator extra ({', '.join(missing)} "
-            "missing) (hint: pip install 'mcpgen[generator]')\n"
+            f"error: {what} needs the {extra} extra ({', '.join(missing)} "
+            f"missing) (hint: pip install 'mcpgen[{extra}]')\n"
         )
         raise SystemExit(2)
     from .cli import main as cli

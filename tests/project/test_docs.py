@@ -183,7 +183,9 @@ def check_mcpgen(words: list[str]) -> None:
     arguments = 0
     rest = iter(words[1:])
     for word in rest:
-        if word.startswith("-"):
+        if word == "--":  # what follows is arguments (`mcpgen proxy -- CMD ...`)
+            arguments += sum(1 for _ in rest) + 1
+        elif word.startswith("-"):
             name = word.split("=", 1)[0]
             options = [p for p in command.params if name in getattr(p, "opts", ())]
             assert options, f"`{command.name}` has no option {name}"
