@@ -27,9 +27,8 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from support.fuzz_report import Tally
 from mcpgen.runtime.lowlevel import DEFAULT
-
+from support.fuzz_report import Tally
 from support.fuzz_stdio import Owed, Runner
 from support.fuzzing import DEADLINE, STATE_KEY, Case, frame_of
 
@@ -183,6 +182,8 @@ class SseConnection(Connection):
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=DEADLINE)
         self.endpoint: str | None = None
         self.errors_5xx: list[str] = []
+        #: A POST over the body limit could not be sent whole: the server closed it.
+        self.cut_off = False
         found = threading.Event()
 
         def read() -> None:
@@ -225,6 +226,10 @@ class SseConnection(Connection):
                     self.endpoint, content=line, headers={"content-type": "application/json"}
                 )
             except httpx.HTTPError:
+                # A body over the limit is refused (413) before it is read, and the
+                # connection closed once Limits.linger_timeout has passed: a client still
+                # sending by then (a loaded machine) sees it cut off.
+                self.cut_off = len(line) > DEFAULT.max_message_bytes
                 self.broken = True
                 return
             if sent.status_code >= 500:
@@ -265,16 +270,23 @@ class SocketRunner(Runner):
         return SseConnection(self.server)
 
     def judge(self, case: Case, proc: Any, dead: bool, alive: bool, owed: Owed) -> None:
-        """A frame over the WebSocket limit closes its connection with 1009 (the
-        documented refusal), the server serving on: an outcome, not a crash."""
+        """A frame over the limit that ends its connection, as documented, the server
+        serving on, is an outcome, not a crash: over WebSocket, one over the protocol's
+        limit closes it with 1009; over HTTP+SSE, a POST over the body limit is cut off
+        if it is still being sent when the server's linger ends."""
+        ended = dead or proc.broken
         over = any(
             len(line) > WEBSOCKET_FRAME_LIMIT for f in case.frames for line in f.split(b"\n")
         )
-        closed = getattr(proc, "close_code", None) == TOO_BIG
-        if (dead or proc.broken) and over and closed and self.server.alive:
-            self.tally.outcomes["closed 1009 (a frame over the WebSocket limit)"] += 1
-            self.retire(case.era, crashed=True)
-            return
+        if ended and self.server.alive:
+            if over and getattr(proc, "close_code", None) == TOO_BIG:
+                self.tally.outcomes["closed 1009 (a frame over the WebSocket limit)"] += 1
+                self.retire(case.era, crashed=True)
+                return
+            if getattr(proc, "cut_off", False):
+                self.tally.outcomes["413, the rest of the body cut off (linger_timeout)"] += 1
+                self.retire(case.era, crashed=True)
+                return
         super().judge(case, proc, dead, alive, owed)
 
     def run_case(self, case: Case) -> None:
