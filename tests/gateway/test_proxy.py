@@ -277,3 +277,124 @@ def test_a_legacy_upstreams_question_unanswered_across_rounds_times_out() -> Non
             assert plain(added)["structuredContent"] == {"result": 3}
 
     run(scenario())
+
+
+def barrier_app(parties: int) -> App:
+    """An upstream whose ``ask`` tool waits until ``parties`` calls are in flight, then
+    asks each caller's name."""
+    app = App("barrier", binding=stubs)
+    arrived: list[asyncio.Event] = []
+
+    @app.tool
+    async def ask(ctx: stubs.Context) -> str:
+        """Wait for the others, then ask the user's name."""
+        if not arrived:
+            arrived.append(asyncio.Event())
+        arrived.append(asyncio.Event())
+        if len(arrived) > parties:
+            arrived[0].set()
+        await asyncio.wait_for(arrived[0].wait(), 5)
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        form = t.ElicitRequestFormParams(
+            message="Name?",
+            requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+        )
+        answer = await ctx.elicit(form)
+        return str((answer.content or {}).get("name"))
+
+    return app
+
+
+class Named(Answering):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    async def elicit(self, params: t.ElicitRequestParams, ctx: c.RequestContext) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"name": self.name})
+
+
+def test_per_session_upstreams_route_each_question_to_its_own_client() -> None:
+    """With ``per_session``, each legacy client gets an upstream connection of its own:
+    two calls in flight at once, each asked a question by a legacy upstream, reach their
+    own clients; a client that leaves has its connection closed."""
+
+    async def scenario() -> None:
+        app = barrier_app(2)
+        upstream = Upstream(server=app, mode="legacy", per_session=True)
+        async with Proxy(upstream) as proxy:
+            assert len(app.server.sessions) == 0  # the probe at start was closed
+            async with connect(proxy.server, mode="legacy", handlers=Named("ada")) as ada:
+                async with connect(proxy.server, mode="legacy", handlers=Named("bob")) as bob:
+                    answers = await asyncio.gather(
+                        ada.call_tool(name="ask", arguments={}),
+                        bob.call_tool(name="ask", arguments={}),
+                    )
+                    assert [text_of(a) for a in answers] == ["ada", "bob"]
+                    assert len(app.server.sessions) == 2
+            async with connect(proxy.server, mode="legacy", handlers=Named("cy")) as cy:
+                await cy.list_tools()  # opening its link sweeps those of the clients gone
+                await asyncio.sleep(0.1)
+                assert len(app.server.sessions) == 1
+
+    run(scenario())
+
+
+def test_a_shared_legacy_upstream_asking_during_two_calls_says_to_serve_it_per_session() -> None:
+    """One upstream connection for all: a legacy upstream's question while two calls are
+    in flight cannot be routed for certain, and the error says what to do."""
+
+    async def scenario() -> None:
+        upstream = Upstream(server=barrier_app(2), mode="legacy")
+        async with Proxy(upstream) as proxy:
+            async with connect(proxy.server, mode="legacy", handlers=Named("ada")) as ada:
+                async with connect(proxy.server, mode="legacy", handlers=Named("bob")) as bob:
+                    outcomes = await asyncio.gather(
+                        ada.call_tool(name="ask", arguments={}),
+                        bob.call_tool(name="ask", arguments={}),
+                        return_exceptions=True,
+                    )
+                    for outcome in outcomes:
+                        assert isinstance(outcome, McpError), outcome
+                        assert "per_session" in outcome.message
+
+    run(scenario())
+
+
+def text_of(result: Any) -> str:
+    return str(plain(result)["content"][0]["text"])
+
+
+def test_an_upstream_that_gives_up_on_its_question_cancels_the_clients() -> None:
+    """A legacy upstream's question that its client takes too long over is cancelled by
+    the upstream (its request timeout): the proxy cancels the question it relayed, and the
+    downstream client's handler stops."""
+
+    class Stalling(Answering):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cancelled = asyncio.Event()
+
+        async def elicit(
+            self, params: t.ElicitRequestParams, ctx: c.RequestContext
+        ) -> t.ElicitResult:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+            raise AssertionError("not cancelled")
+
+    async def scenario() -> None:
+        app = upstream_app()
+        app.server.limits = Limits(request_timeout=0.3)
+        handlers = Stalling()
+        async with proxied("legacy", "legacy", app=app, handlers=handlers) as (client, _):
+            gave_up = plain(await client.call_tool(name="greet", arguments={}))
+            assert gave_up["isError"] is True
+            assert "did not answer elicitation/create" in gave_up["content"][0]["text"]
+            await asyncio.wait_for(handlers.cancelled.wait(), 5)
+            added = await client.call_tool(name="add", arguments={"a": 1, "b": 1})
+            assert plain(added)["structuredContent"] == {"result": 2}
+
+    run(scenario())
