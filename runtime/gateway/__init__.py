@@ -1,6 +1,8 @@
 """The gateway: an upstream MCP server served again, on any transport, to clients of any
-protocol version (``proxy``), over one connection per upstream or one per client
-(``link``), the upstream described by where it is (``upstream``).
+protocol version (``proxy``): several mounted under prefixes (``mount``), over one
+connection per upstream or one per client (``pool``, ``link``), a legacy upstream's
+questions carried across a 2026-07-28 client's input rounds (``parking``), each upstream
+described by where it is (``upstream``).
 
 Built only on the faces below it: a client of the upstream and a server of the
 downstream, joined.
@@ -8,7 +10,8 @@ downstream, joined.
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``, ``client``, ``app``.
 """
 
+from .mount import Mount
 from .proxy import Proxy, ProxyHttpApp
 from .upstream import Upstream
 
-__all__ = ["Proxy", "ProxyHttpApp", "Upstream"]
+__all__ = ["Mount", "Proxy", "ProxyHttpApp", "Upstream"]

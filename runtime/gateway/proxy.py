@@ -1,4 +1,4 @@
-"""``Proxy``: an upstream MCP server served again, on any transport, to clients of any
+"""``Proxy``: upstream MCP servers served again, on any transport, to clients of any
 protocol version.
 
 ::
@@ -8,12 +8,13 @@ protocol version.
     Proxy("python -m some_server").run("http", port=8000)
 
 The proxy is an ordinary :class:`~runtime.server.server.Server` whose handlers send each
-request on to the upstream (:mod:`~runtime.gateway.link`): downstream clients negotiate
+request on to an upstream (:mod:`~runtime.gateway.link`): downstream clients negotiate
 their own version with it, the upstream negotiates its own with the proxy's client, and
 the runtime re-shapes every answer between the two, so a 2026-07-28 client reaches a
-legacy server and the reverse. What the upstream offers (tools, prompts, resources,
-completions, logging) is what the proxy declares; its name, version and instructions are
-the upstream's unless given.
+legacy server and the reverse. What the upstreams offer (tools, prompts, resources,
+completions, logging) is what the proxy declares. One upstream is served as it is, with
+its name, version and instructions unless given; several are mounted under prefixes
+(:mod:`~runtime.gateway.mount`), their lists merged.
 """
 
 from __future__ import annotations
@@ -22,22 +23,25 @@ import asyncio
 import contextlib
 import importlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, Literal
+
+import msgspec
 
 from ..aio.middleware import Middleware
 from ..aio.session import RequestScope, Session
 from ..aio.stdio import StdioServerTransport
 from ..app.app import App, newest_binding
+from ..app.pages import page
 from ..core.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from ..core.json_values import as_array, as_object
 from ..core.limits import CLIENT, DEFAULT, Limits
 from ..core.outgoing import CachePolicy
 from ..server.server import CHANGES, Server
-from .link import Link, close_all
+from .mount import Mount, check_mounts, outward_result, owner_of
 from .parking import Parking
+from .pool import Pool, client_of
 from .upstream import Upstream
 
 log = logging.getLogger("mcpgen.runtime.gateway")
@@ -53,28 +57,58 @@ FORWARDED: dict[str, dict[str, str]] = {
     },
     "completions": {"complete": "completion/complete"},
 }
-#: Lists whose changes a legacy upstream announces on its session (a 2026-07-28 one only
-#: on a ``subscriptions/listen`` stream, which the proxy does not open yet).
+#: A list method → the key of its items, and the capability that offers it.
+LISTED = {
+    "tools/list": ("tools", "tools"),
+    "prompts/list": ("prompts", "prompts"),
+    "resources/list": ("resources", "resources"),
+    "resources/templates/list": ("resourceTemplates", "resources"),
+}
+#: Lists whose changes an upstream may announce.
 LISTS = ("tools", "prompts", "resources")
 Transport = Literal["stdio", "http", "websocket"]
+#: What a proxy may be given as its upstream(s).
+Target = Upstream | Mount | str | Sequence[str] | Server | App
+
+
+def mounts_of(given: Target | Sequence[Upstream | Mount]) -> list[Mount]:
+    """The mounts of what a proxy is given: one upstream as it is, or several, each under
+    its name unless its ``Mount`` says otherwise."""
+    if isinstance(given, (list, tuple)) and all(isinstance(g, (Upstream, Mount)) for g in given):
+        items: list[Upstream | Mount] = [g for g in given if isinstance(g, (Upstream, Mount))]
+        if not items:
+            raise ValueError("a proxy needs at least one upstream")
+        as_is = "" if len(items) == 1 else None
+        return [i if isinstance(i, Mount) else Mount(i, as_is) for i in items]
+    if isinstance(given, Mount):
+        return [given]
+    if isinstance(given, Upstream):
+        return [Mount(given, "")]
+    if isinstance(given, (Server, App, str)):
+        return [Mount(Upstream.of(given), "")]
+    return [Mount(Upstream.of([str(word) for word in given]), "")]
 
 
 class Proxy:
-    """Serve ``upstream`` (an :class:`Upstream`, a URL, a command line or its words, or a
-    :class:`Server`/:class:`App` in this process) to clients of every version.
+    """Serve ``upstream`` (an :class:`Upstream`, a URL, a command line or its words, a
+    :class:`Server`/:class:`App` in this process, or a list of upstreams and
+    :class:`~runtime.gateway.mount.Mount` s) to clients of every version.
 
     ``binding`` is the generated ``server`` module the proxy is typed against (default:
-    the newest dated version; a value the upstream sends that it cannot hold is dropped).
-    ``name``/``version``/``title``/``instructions`` default to the upstream's.
+    the newest dated version; a value an upstream sends that it cannot hold is dropped).
+    ``name``/``version``/``title``/``instructions`` default to the upstream's (with
+    several, ``mcpgen-proxy`` and each upstream's instructions under its prefix).
     ``limits`` bound what downstream clients can make the proxy hold (and how many
     upstream connections a ``per_session`` upstream may have open: ``max_sessions``);
-    ``upstream_limits`` bound what the upstream can (its ``request_timeout`` is how long
-    a proxied request may wait). The other options are :class:`Server`'s.
+    ``upstream_limits`` bound what an upstream can (its ``request_timeout`` is how long
+    a proxied request may wait). With several upstreams, each list is fetched whole from
+    each (at most ``list_pages`` pages) and served in pages of ``page_size``. The other
+    options are :class:`Server`'s.
     """
 
     def __init__(
         self,
-        upstream: Upstream | str | Sequence[str] | Server | App,
+        upstream: Target | Sequence[Upstream | Mount],
         *,
         binding: ModuleType | None = None,
         name: str | None = None,
@@ -88,11 +122,18 @@ class Proxy:
         state_key: bytes | None = None,
         middleware: Iterable[Middleware] = (),
         auth: Any = None,
+        page_size: int = 100,
+        list_pages: int = 100,
     ) -> None:
-        self.upstream = upstream if isinstance(upstream, Upstream) else Upstream.of(upstream)
+        if page_size < 1 or list_pages < 1:
+            raise ValueError("page_size and list_pages must be positive")
+        self.mounts = mounts_of(upstream)
+        check_mounts(self.mounts)
         self.binding = binding or newest_binding()
         self.upstream_limits = upstream_limits
         self.auth = auth
+        self.page_size = page_size
+        self.list_pages = list_pages
         self._identity = {"name": name, "version": version, "title": title}
         self._instructions = instructions
         self._options: dict[str, Any] = {
@@ -103,24 +144,33 @@ class Proxy:
             "middleware": tuple(middleware),
         }
         self._server: Server | None = None
-        self._shared: Link | None = None
-        #: Links of a ``per_session`` upstream: by downstream session, or by client
-        #: identity for 2026-07-28 requests (which belong to no session).
-        self._links: dict[Any, Link] = {}
         self._lock = asyncio.Lock()
-        #: Resources downstream listen streams wait for, by (session, request id).
-        self._listened: dict[tuple[int, Any], list[str]] = {}
-        self._background: set[asyncio.Task[None]] = set()
         #: Calls of legacy upstreams waiting on a 2026-07-28 client's next input round.
         chosen = limits or DEFAULT
         self.parking = Parking(chosen.max_in_flight, chosen.request_timeout)
-        self._sweeping: asyncio.Task[None] | None = None
+        self.pools = [
+            Pool(m, self._client_binding(), self._client_handlers(), upstream_limits,
+                 self.parking, self._changed)
+            for m in self.mounts
+        ]  # fmt: skip
+        #: One upstream served with its own names: requests and answers go as they are.
+        self._as_is = (
+            len(self.mounts) == 1 and not self.mounts[0].at and _unfiltered(self.mounts[0])
+        )
+        #: Resources downstream listen streams wait for, by (session, request id).
+        self._listened: dict[tuple[int, Any], list[str]] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def upstream(self) -> Upstream:
+        """The (first) upstream."""
+        return self.mounts[0].upstream
 
     # -- lifetime ------------------------------------------------------------------------------
 
     @property
     def server(self) -> Server:
-        """The proxy's :class:`Server` (once :meth:`start` connected to the upstream)."""
+        """The proxy's :class:`Server` (once :meth:`start` connected to the upstreams)."""
         if self._server is None:
             raise RuntimeError("the proxy is not started: await proxy.start() first")
         return self._server
@@ -130,32 +180,32 @@ class Proxy:
         return self.server.limits
 
     async def start(self) -> Server:
-        """Connect to the upstream, learn what it offers, and make the proxy's server (a
-        ``per_session`` upstream is connected once to learn it, then once per client)."""
+        """Connect to every upstream, learn what each offers, and make the proxy's
+        server (a ``per_session`` upstream is connected once to learn it, then once per
+        client). An upstream that cannot be reached fails the start, naming it."""
         async with self._lock:
             if self._server is not None:
                 return self._server
-            link = await self._open_link(None)
-            session = link.session
-            assert session is not None
-            self._server = self._server_like(
-                session.server_capabilities, session.server_info, link.era, link.instructions
-            )
-            if self.upstream.per_session:
-                await link.close()
-            else:
-                self._shared = link
+            opened = await asyncio.gather(*(p.open() for p in self.pools), return_exceptions=True)
+            failed = [o for o in opened if isinstance(o, BaseException)]
+            links = [o for o in opened if not isinstance(o, BaseException)]
+            if failed:
+                for link in links:
+                    await link.close()
+                raise failed[0]
+            self._server = self._server_like(links)
+            for pool, link in zip(self.pools, links):
+                pool.limits = self._server.limits
+                if pool.upstream.per_session:
+                    await link.close()
+                else:
+                    pool.shared = link
             return self._server
 
     async def close(self) -> None:
         """Close every upstream connection (a command's processes shut down)."""
-        links = [*self._links.values(), *([self._shared] if self._shared else [])]
-        self._links.clear()
-        self._shared = None
-        if self._sweeping is not None:
-            self._sweeping.cancel()
         await self.parking.close()
-        await close_all(links)
+        await asyncio.gather(*(pool.close() for pool in self.pools), return_exceptions=True)
 
     async def __aenter__(self) -> Proxy:
         await self.start()
@@ -208,66 +258,6 @@ class Proxy:
         finally:
             await self.close()
 
-    # -- links -----------------------------------------------------------------------------------
-
-    async def link_for(self, scope: RequestScope) -> Link:
-        """The upstream connection a downstream request goes over (opened if need be)."""
-        shared = self._shared
-        if not self.upstream.per_session:
-            if shared is not None and not shared.closed:
-                return shared
-            async with self._lock:  # the upstream ended for good: connect again, once
-                if self._shared is None or self._shared.closed:
-                    old, self._shared = self._shared, await self._open_link(None)
-                    if old is not None:
-                        await old.close()
-                return self._shared
-        key = self._key_of(scope)
-        link = self._links.get(key)
-        if link is not None and not link.closed:
-            return link
-        async with self._lock:
-            link = self._links.get(key)
-            if link is None or link.closed:
-                self._sweep()
-                if len(self._links) >= self.server.limits.max_sessions:
-                    raise McpError(
-                        INTERNAL_ERROR,
-                        f"the proxy holds {len(self._links)} upstream connections"
-                        " (Limits.max_sessions); try again later",
-                    )
-                owner = scope.session if scope.event.peer is None else None
-                link = self._links[key] = await self._open_link(owner)
-                self._start_sweeping()
-            return link
-
-    def client_of(self, scope: RequestScope) -> Any:
-        """Who sent a downstream request, as far as the proxy can tell clients apart."""
-        return self._key_of(scope)
-
-    def _key_of(self, scope: RequestScope) -> Any:
-        """A legacy client's session; a 2026-07-28 client by who it is (its token's
-        principal, else the client's name and version)."""
-        if scope.event.peer is None:
-            return scope.session
-        principal = scope.principal
-        if principal is not None:
-            return ("principal", getattr(principal, "subject", None) or repr(principal))
-        info = scope.client_info
-        return ("client", str(info.get("name", "")), str(info.get("version", "")))
-
-    async def _open_link(self, owner: Session | None) -> Link:
-        link = Link(self.upstream, self._client_binding(), self._changed, self.parking, owner)
-        try:
-            await link.open(self._client_handlers(), limits=self.upstream_limits)
-        except McpError:
-            raise
-        except Exception as exc:
-            raise McpError(
-                INTERNAL_ERROR, f"cannot reach the upstream {self.upstream.where}: {exc}"
-            ) from exc
-        return link
-
     def _client_binding(self) -> Any:
         return self.binding.ServerHandlers.__binding__
 
@@ -276,51 +266,86 @@ class Proxy:
         module = importlib.import_module(version_package + ".client")
         return module.ClientHandlers
 
-    def _sweep(self) -> None:
-        """Close the links of sessions that ended, and 2026-07-28 clients' links idle
-        for longer than ``Limits.session_idle_timeout``."""
-        idle = self.server.limits.session_idle_timeout
-        now = time.monotonic()
-        for key, link in list(self._links.items()):
-            gone = link.owner is not None and link.owner.closed
-            stale = link.owner is None and not link.inflight and now - link.last_used > idle
-            if gone or stale or link.closed:
-                del self._links[key]
-                asyncio.get_running_loop().create_task(link.close())
+    # -- sending on ----------------------------------------------------------------------------
 
-    def _start_sweeping(self) -> None:
-        if self._sweeping is None or self._sweeping.done():
-            self._sweeping = asyncio.get_running_loop().create_task(self._sweep_now_and_then())
+    async def forward(self, method: str, params: Any, scope: RequestScope) -> Any:
+        """The answer to a downstream request, from the upstream it belongs to (lists:
+        from every upstream, merged)."""
+        if self._as_is:
+            return await self._sent(self.pools[0], method, params, scope)
+        if method in LISTED:
+            return await self._merged(method, params, scope)
+        plain = as_object(msgspec.to_builtins(params)) if params is not None else None
+        mount, inner = owner_of(self.mounts, method, plain or {})
+        pool = self.pools[self.mounts.index(mount)]
+        result = await self._sent(pool, method, inner, scope)
+        return outward_result(mount, method, msgspec.to_builtins(result))
 
-    async def _sweep_now_and_then(self) -> None:
-        period = min(60.0, self.server.limits.session_idle_timeout / 2)
-        while self._links:
-            await asyncio.sleep(period)
-            self._sweep()
+    async def _sent(self, pool: Pool, method: str, params: Any, scope: RequestScope) -> Any:
+        link = await pool.link_for(scope)
+        try:
+            return await link.call(method, params, scope, client_of(scope))
+        except ConnectionClosed as exc:
+            raise McpError(
+                INTERNAL_ERROR, f"the upstream {pool.upstream.where} went away: {exc}"
+            ) from None
+
+    async def _merged(self, method: str, params: Any, scope: RequestScope) -> Any:
+        """Every upstream's whole list, renamed, served in pages of ``page_size``."""
+        pools = self._offering.get(LISTED[method][1], [])
+        lists = await asyncio.gather(*(self._whole(p, method, scope) for p in pools))
+        items = [item for listed in lists for item in listed]
+        cursor = getattr(params, "cursor", None)
+        shown, after = page(items, cursor if isinstance(cursor, str) else None, self.page_size)
+        result: dict[str, Any] = {LISTED[method][0]: list(shown)}
+        if after is not None:
+            result["nextCursor"] = after
+        return result
+
+    async def _whole(self, pool: Pool, method: str, scope: RequestScope) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(self.list_pages):
+            params = {"cursor": cursor} if cursor else {}
+            answer = msgspec.to_builtins(await self._sent(pool, method, params, scope))
+            renamed = as_object(outward_result(pool.mount, method, answer)) or {}
+            items += as_array(renamed.get(LISTED[method][0])) or []
+            after = renamed.get("nextCursor")
+            if not isinstance(after, str) or not after:
+                return items
+            cursor = after
+        log.warning(
+            "%s of %s has more than %d pages (Proxy(list_pages=...)): the rest is left out",
+            method,
+            pool.upstream.where,
+            self.list_pages,
+        )
+        return items
 
     # -- the server ----------------------------------------------------------------------------
 
-    def _server_like(
-        self, caps: dict[str, Any], info: dict[str, Any], era: str, instructions: str | None
-    ) -> Server:
-        """A server offering what the upstream offers, answering by sending it on."""
-        offered = [kind for kind in FORWARDED if kind in caps]
-        resources = as_object(caps.get("resources")) or {}
-        subscribe = bool(resources.get("subscribe"))
-        handlers = forwarding_handlers(self, self.binding.ServerHandlers, offered, subscribe)()
-        changing = [kind for kind in LISTS if (as_object(caps.get(kind)) or {}).get("listChanged")]
-        identity = {
-            "name": self._identity["name"] or str(info.get("name") or self.upstream.name),
-            "version": self._identity["version"] or str(info.get("version") or "0.1.0"),
+    def _server_like(self, links: Sequence[Any]) -> Server:
+        """A server offering what the upstreams offer, answering by sending it on."""
+        caps_of = [link.session.server_capabilities for link in links]
+        self._offering: dict[str, list[Pool]] = {
+            kind: [pool for pool, caps in zip(self.pools, caps_of) if kind in caps]
+            for kind in FORWARDED
         }
-        title = self._identity["title"] or info.get("title")
+        offered = [kind for kind, pools in self._offering.items() if pools]
+        subscribe = any(
+            (as_object(caps.get("resources")) or {}).get("subscribe") for caps in caps_of
+        )
+        handlers = forwarding_handlers(self, self.binding.ServerHandlers, offered, subscribe)()
+        changing = [
+            kind
+            for kind in LISTS
+            if any((as_object(caps.get(kind)) or {}).get("listChanged") for caps in caps_of)
+        ]
         options = {k: v for k, v in self._options.items() if v is not None}
         server = Server(
             handlers,
-            **identity,
-            title=title if isinstance(title, str) else None,
-            instructions=self._instructions or instructions,
-            logging="logging" in caps,
+            **self._identity_of(links),
+            logging=any("logging" in caps for caps in caps_of),
             list_changed=changing,
             auth=self.auth,
             **options,
@@ -329,32 +354,28 @@ class Proxy:
             server.on_listen = self._listen_changed
         return server
 
-    def _listen_changed(self, session: Any, request_id: Any, honoured: Any) -> None:
-        """A downstream listen stream opened (or ended): the upstream is asked for the
-        updates of the resources it names (or no longer, once nobody waits for them)."""
-        key = (id(session), request_id)
-        if honoured is None:
-            uris = self._listened.pop(key, [])
-            change = "unwant"
-        else:
-            wanted = as_array(honoured.get("resourceSubscriptions")) or []
-            uris = [u for u in wanted if isinstance(u, str)]
-            if uris:
-                self._listened[key] = uris
-            change = "want"
-        link = self._shared
-        if not uris or link is None:
-            return
-        task = asyncio.get_running_loop().create_task(self._rewant(link, change, uris))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _rewant(self, link: Link, change: str, uris: list[str]) -> None:
-        for uri in uris:
-            try:
-                await (link.want(uri) if change == "want" else link.unwant(uri))
-            except Exception as exc:  # the listen stays open; its updates may not come
-                log.warning("subscribing the upstream to %s failed: %s", uri, exc)
+    def _identity_of(self, links: Sequence[Any]) -> dict[str, Any]:
+        given = self._identity
+        if len(links) == 1:
+            info = links[0].session.server_info
+            title = given["title"] or info.get("title")
+            return {
+                "name": given["name"] or str(info.get("name") or self.upstream.name),
+                "version": given["version"] or str(info.get("version") or "0.1.0"),
+                "title": title if isinstance(title, str) else None,
+                "instructions": self._instructions or links[0].instructions,
+            }
+        told = [
+            f"{mount.at}: {link.instructions}"
+            for mount, link in zip(self.mounts, links)
+            if link.instructions
+        ]
+        return {
+            "name": given["name"] or "mcpgen-proxy",
+            "version": given["version"] or "0.1.0",
+            "title": given["title"],
+            "instructions": self._instructions or ("\n\n".join(told) or None),
+        }
 
     async def _changed(self, what: str, uri: str | None, owner: Session | None) -> None:
         """Announce an upstream's change to the clients it concerns: the one session its
@@ -368,10 +389,61 @@ class Proxy:
         method, wanted = CHANGES[what]
         await owner.publish(method, {"uri": uri} if uri is not None else {}, wanted)
 
+    def _listen_changed(self, session: Any, request_id: Any, honoured: Any) -> None:
+        """A downstream listen stream opened (or ended): the upstreams are asked for the
+        updates of the resources it names (or no longer, once nobody waits for them)."""
+        key = (id(session), request_id)
+        if honoured is None:
+            uris = self._listened.pop(key, [])
+            change = "unwant"
+        else:
+            wanted = as_array(honoured.get("resourceSubscriptions")) or []
+            uris = [u for u in wanted if isinstance(u, str)]
+            if uris:
+                self._listened[key] = uris
+            change = "want"
+        if uris:
+            task = asyncio.get_running_loop().create_task(self._rewant(change, uris))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _rewant(self, change: str, uris: list[str]) -> None:
+        for uri in uris:
+            try:
+                mount, params = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
+                link = self.pools[self.mounts.index(mount)].shared
+                if link is None:  # per-session links follow their clients' own requests
+                    continue
+                inner = str(params["uri"])
+                await (link.want(inner) if change == "want" else link.unwant(inner))
+            except Exception as exc:  # the listen stays open; its updates may not come
+                log.warning("subscribing the upstream to %s failed: %s", uri, exc)
+
+    async def subscription(self, on: bool, params: Any, scope: RequestScope) -> Any:
+        """A legacy client's (un)subscription: the upstream's is made with the first
+        downstream subscription to a URI and ended with the last (:meth:`Link.want`)."""
+        uri = str(getattr(params, "uri", ""))
+        if (uri in scope.session.subscriptions) == on:
+            return {}  # this session holds it already, or never did
+        mount, inner = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
+        pool = self.pools[self.mounts.index(mount)]
+        link = await pool.link_for(scope)
+        try:
+            await (link.want(str(inner["uri"])) if on else link.unwant(str(inner["uri"])))
+        except ConnectionClosed as exc:
+            raise McpError(
+                INTERNAL_ERROR, f"the upstream {pool.upstream.where} went away: {exc}"
+            ) from None
+        return {}
+
+
+def _unfiltered(mount: Mount) -> bool:
+    return mount.tools is None and not mount.hidden_tools
+
 
 def forwarding_handlers(proxy: Proxy, base: type, offered: Sequence[str], subscribe: bool) -> type:
     """A subclass of ``base`` (the binding's ``ServerHandlers``) sending on the requests
-    of what the upstream ``offered`` (and (un)subscriptions, when it takes them)."""
+    of what the upstreams ``offered`` (and (un)subscriptions, when one takes them)."""
     methods: dict[str, Callable[..., Awaitable[Any]]] = {}
     for kind in offered:
         for handler, method in FORWARDED[kind].items():
@@ -382,40 +454,16 @@ def forwarding_handlers(proxy: Proxy, base: type, offered: Sequence[str], subscr
     return type("ProxyHandlers", (base,), methods)
 
 
-async def _sent_on(proxy: Proxy, method: str, params: Any, scope: RequestScope) -> Any:
-    link = await proxy.link_for(scope)
-    try:
-        return await link.call(method, params, scope, proxy.client_of(scope))
-    except ConnectionClosed as exc:
-        raise McpError(
-            INTERNAL_ERROR, f"the upstream {proxy.upstream.where} went away: {exc}"
-        ) from None
-
-
 def _forwarding(proxy: Proxy, method: str) -> Callable[..., Awaitable[Any]]:
     async def forward(_: Any, params: Any, ctx: Any) -> Any:
-        return await _sent_on(proxy, method, params, getattr(ctx, "raw", ctx))
+        return await proxy.forward(method, params, getattr(ctx, "raw", ctx))
 
     return forward
 
 
 def _subscribing(proxy: Proxy, on: bool) -> Callable[..., Awaitable[Any]]:
-    """A legacy client's (un)subscription: the upstream's is made with the first
-    downstream subscription to a URI and ended with the last (:meth:`Link.want`)."""
-
     async def subscription(_: Any, params: Any, ctx: Any) -> Any:
-        scope: RequestScope = getattr(ctx, "raw", ctx)
-        uri = str(getattr(params, "uri", ""))
-        if (uri in scope.session.subscriptions) == on:
-            return {}  # this session holds it already, or never did
-        link = await proxy.link_for(scope)
-        try:
-            await (link.want(uri) if on else link.unwant(uri))
-        except ConnectionClosed as exc:
-            raise McpError(
-                INTERNAL_ERROR, f"the upstream {proxy.upstream.where} went away: {exc}"
-            ) from None
-        return {}
+        return await proxy.subscription(on, params, getattr(ctx, "raw", ctx))
 
     return subscription
 

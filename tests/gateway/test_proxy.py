@@ -215,7 +215,7 @@ def test_list_changes_and_resource_updates_come_back_in_every_pair_of_eras(
                 )
             for _ in range(100):  # until the upstream subscription is made
                 await asyncio.sleep(0.02)
-                link = proxy._shared  # pyright: ignore[reportPrivateUsage]
+                link = proxy.pools[0].shared
                 if link is not None and "mem://note" in link.subscriptions:
                     break
             app.add_tool(lambda: 2, name="two")

@@ -1,0 +1,151 @@
+"""The connections to one mounted upstream: one shared by every downstream client, or
+one per client (``Upstream.per_session``), opened when first needed and closed when their
+client is gone.
+
+A legacy client is its session; a 2026-07-28 client belongs to no session, and is told
+apart by its token's principal, else by its name and version. At most
+``Limits.max_sessions`` per-client connections are open at once; those of sessions that
+ended, and 2026-07-28 clients' unused for ``Limits.session_idle_timeout``, are closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..aio.session import RequestScope, Session
+from ..core.errors import INTERNAL_ERROR, McpError
+from ..core.limits import Limits
+from .link import Link, close_all
+from .mount import Mount
+from .parking import Parking
+
+#: Told of an upstream's change: (what, the URI as the downstream names it, the session
+#: the connection serves or None).
+Announce = Callable[[str, "str | None", "Session | None"], Awaitable[None]]
+
+
+def client_of(scope: RequestScope) -> Any:
+    """Who sent a downstream request, as far as the proxy can tell clients apart."""
+    if scope.event.peer is None:
+        return scope.session
+    principal = scope.principal
+    if principal is not None:
+        return ("principal", getattr(principal, "subject", None) or repr(principal))
+    info = scope.client_info
+    return ("client", str(info.get("name", "")), str(info.get("version", "")))
+
+
+class Pool:
+    """The open connections to ``mount``'s upstream."""
+
+    def __init__(
+        self,
+        mount: Mount,
+        binding: Any,
+        client_handlers: type,
+        upstream_limits: Limits,
+        parking: Parking,
+        announce: Announce,
+    ) -> None:
+        self.mount = mount
+        self.upstream = mount.upstream
+        self._binding = binding
+        self._client_handlers = client_handlers
+        self._upstream_limits = upstream_limits
+        self._parking = parking
+        self._announce = announce
+        self.limits: Limits | None = None  # the proxy's, once its server is made
+        self.shared: Link | None = None
+        self.links: dict[Any, Link] = {}
+        self._lock = asyncio.Lock()
+        self._sweeping: asyncio.Task[None] | None = None
+
+    async def open(self, owner: Session | None = None) -> Link:
+        """A new connection to the upstream (serving ``owner`` alone, if given)."""
+
+        async def changed(what: str, uri: str | None, session: Session | None) -> None:
+            outward = self.mount.outward("uri", uri) if uri is not None else None
+            await self._announce(what, outward, session)
+
+        link = Link(self.upstream, self._binding, changed, self._parking, owner)
+        try:
+            await link.open(self._client_handlers, limits=self._upstream_limits)
+        except McpError:
+            raise
+        except Exception as exc:
+            raise McpError(
+                INTERNAL_ERROR, f"cannot reach the upstream {self.upstream.where}: {exc}"
+            ) from exc
+        return link
+
+    async def link_for(self, scope: RequestScope) -> Link:
+        """The connection a downstream request goes over (opened if need be)."""
+        if not self.upstream.per_session:
+            shared = self.shared
+            if shared is not None and not shared.closed:
+                return shared
+            async with self._lock:  # the upstream ended for good: connect again, once
+                if self.shared is None or self.shared.closed:
+                    old, self.shared = self.shared, await self.open()
+                    if old is not None:
+                        await old.close()
+                return self.shared
+        key = client_of(scope)
+        link = self.links.get(key)
+        if link is not None and not link.closed:
+            return link
+        async with self._lock:
+            link = self.links.get(key)
+            if link is None or link.closed:
+                limits = self._limits()
+                self.sweep()
+                if len(self.links) >= limits.max_sessions:
+                    raise McpError(
+                        INTERNAL_ERROR,
+                        f"the proxy holds {len(self.links)} connections to {self.upstream.name!r}"
+                        " (Limits.max_sessions); try again later",
+                    )
+                owner = scope.session if scope.event.peer is None else None
+                link = self.links[key] = await self.open(owner)
+                self._start_sweeping()
+            return link
+
+    def _limits(self) -> Limits:
+        assert self.limits is not None, "the pool serves once the proxy's server is made"
+        return self.limits
+
+    def sweep(self) -> None:
+        """Close the links of sessions that ended, and 2026-07-28 clients' links idle
+        for longer than ``Limits.session_idle_timeout``."""
+        idle = self._limits().session_idle_timeout
+        now = time.monotonic()
+        for key, link in list(self.links.items()):
+            gone = link.owner is not None and link.owner.closed
+            stale = link.owner is None and not link.inflight and now - link.last_used > idle
+            if gone or stale or link.closed:
+                del self.links[key]
+                asyncio.get_running_loop().create_task(link.close())
+
+    def _start_sweeping(self) -> None:
+        if self._sweeping is None or self._sweeping.done():
+            self._sweeping = asyncio.get_running_loop().create_task(self._sweep_now_and_then())
+
+    async def _sweep_now_and_then(self) -> None:
+        period = min(60.0, self._limits().session_idle_timeout / 2)
+        while self.links:
+            await asyncio.sleep(period)
+            self.sweep()
+
+    async def close(self) -> None:
+        links = [*self.links.values(), *([self.shared] if self.shared else [])]
+        self.links.clear()
+        self.shared = None
+        if self._sweeping is not None:
+            self._sweeping.cancel()
+        await close_all(links)
+
+
+__all__ = ["Announce", "Pool", "client_of"]
