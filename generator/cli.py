@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -376,6 +376,32 @@ def new(
     click.echo(f"next: cd {target} && python -m venv .venv && .venv/bin/pip install -e '.[test]'")
 
 
+def _protection(
+    issuer: str | None,
+    audience: str | None,
+    jwks_url: str | None,
+    scopes: tuple[str, ...],
+    transport: str,
+) -> Any:
+    """The OAuth resource server the ``--auth-*`` options (or their variables) describe;
+    None when they describe none."""
+    import os
+
+    if not issuer and not audience:
+        return None
+    if not issuer or not audience:
+        raise click.UsageError("--auth-issuer and --auth-audience go together")
+    if transport == "stdio":
+        raise click.UsageError("--auth-* protects an HTTP or WebSocket proxy, not stdio")
+    from mcpgen.runtime.http.auth import JwtVerifier, ResourceServer
+
+    wanted = list(scopes) or os.environ.get("MCP_AUTH_SCOPES", "").split()
+    verifier = JwtVerifier(issuer=issuer, audience=audience, jwks_uri=jwks_url or None)
+    return ResourceServer(
+        verifier, resource=audience, authorization_servers=[issuer], required_scopes=wanted
+    )
+
+
 def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
     """``--header K: V`` / ``--env K=V`` options as a mapping (a usage error naming the bad one)."""
     found: dict[str, str] = {}
@@ -388,7 +414,21 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 
 
 @main.command(context_settings={"ignore_unknown_options": True})
-@click.argument("upstream", nargs=-1, type=click.UNPROCESSED, required=True)
+@click.argument("upstream", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Upstreams from a JSON or TOML file, as hosts list MCP servers (mcpServers: name"
+    " → command/args/env or url/headers), each under its name.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds a request waits for the upstream's answer.",
+)
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "http", "websocket"]),
@@ -447,8 +487,37 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
     "--env", "envs", multiple=True, metavar="NAME=VALUE", help="Set for an upstream command."
 )
 @click.option("--name", help="The name the proxy gives itself (default: the upstream's).")
+@click.option(
+    "--auth-issuer",
+    envvar="MCP_AUTH_ISSUER",
+    metavar="URL",
+    help="HTTP: require OAuth 2.1 access tokens (JWTs) from this authorization server"
+    " [env: MCP_AUTH_ISSUER].",
+)
+@click.option(
+    "--auth-audience",
+    envvar="MCP_AUTH_AUDIENCE",
+    metavar="URL",
+    help="The proxy's own URL, the audience its tokens must name [env: MCP_AUTH_AUDIENCE].",
+)
+@click.option(
+    "--auth-jwks-url",
+    envvar="MCP_AUTH_JWKS_URL",
+    metavar="URL",
+    help="Where the issuer's signing keys are (default: from its metadata)"
+    " [env: MCP_AUTH_JWKS_URL].",
+)
+@click.option(
+    "--auth-scope",
+    "auth_scopes",
+    multiple=True,
+    metavar="SCOPE",
+    help="A scope every request needs (repeatable) [env: MCP_AUTH_SCOPES, space-separated].",
+)
 def proxy(
     upstream: tuple[str, ...],
+    config_file: Path | None,
+    timeout: float,
     transport: str,
     host: str,
     port: int,
@@ -460,13 +529,18 @@ def proxy(
     headers: tuple[str, ...],
     envs: tuple[str, ...],
     name: str | None,
+    auth_issuer: str | None,
+    auth_audience: str | None,
+    auth_jwks_url: str | None,
+    auth_scopes: tuple[str, ...],
 ) -> None:
     """Serve an MCP server again: on another transport, to clients of any version.
 
     UPSTREAM is a URL (http://, https://, ws://, wss://) or, after --, the command that
-    starts a stdio server. Each client negotiates its own protocol version with the
-    proxy; the proxy negotiates one with the upstream and re-shapes every message between
-    them, so a 2026-07-28 client reaches a legacy server and the reverse.
+    starts a stdio server; --config FILE names several, each served under its name. Each
+    client negotiates its own protocol version with the proxy; the proxy negotiates one
+    with each upstream and re-shapes every message between them, so a 2026-07-28 client
+    reaches a legacy server and the reverse.
 
     \b
     Examples:
@@ -474,28 +548,43 @@ def proxy(
       mcpgen proxy --transport stdio https://example.com/mcp
       mcpgen proxy --transport websocket --port 8000 -- npx -y some-mcp-server
       mcpgen proxy --transport http --upstream-mode legacy http://127.0.0.1:3001/mcp
+      mcpgen proxy --transport http --port 8000 --config servers.json \\
+          --auth-issuer https://login.example --auth-audience https://mcp.example/mcp
     """
-    import os
-
-    from mcpgen.runtime.client import Mode
+    from mcpgen.runtime.client import CLIENT_LIMITS, Mode
     from mcpgen.runtime.gateway import Proxy, Upstream
+    from mcpgen.runtime.gateway.config import ConfigError, load_config
     from mcpgen.runtime.gateway.proxy import Transport
     from mcpgen.runtime.gateway.upstream import UrlTransport
 
     words = list(upstream)
-    environment = _pairs(envs, "=", "NAME=VALUE")
+    if config_file is not None and words:
+        raise click.UsageError("give UPSTREAM or --config, not both")
+    if config_file is None and not words:
+        raise click.UsageError("missing UPSTREAM: a URL, or -- and a command (or --config FILE)")
+    if config_file is not None:
+        try:
+            targets: Any = load_config(config_file)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), param_hint="--config") from None
+    else:
+        try:
+            targets = Upstream.of(
+                words[0] if len(words) == 1 and "://" in words[0] else words,
+                mode=cast("Mode", upstream_mode),
+                transport=cast("UrlTransport", upstream_transport),
+                per_session=per_session,
+                headers=_pairs(headers, ":", "'NAME: VALUE'") or None,
+                env=_pairs(envs, "=", "NAME=VALUE") or None,
+            )
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="UPSTREAM") from None
+    limits = CLIENT_LIMITS.replace(request_timeout=timeout)
+    auth = _protection(auth_issuer, auth_audience, auth_jwks_url, auth_scopes, transport)
     try:
-        target = Upstream.of(
-            words[0] if len(words) == 1 and "://" in words[0] else words,
-            mode=cast("Mode", upstream_mode),
-            transport=cast("UrlTransport", upstream_transport),
-            per_session=per_session,
-            headers=_pairs(headers, ":", "'NAME: VALUE'") or None,
-            env={**os.environ, **environment} if environment else None,
-        )
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="UPSTREAM") from None
-    served = Proxy(target, name=name)
+        served = Proxy(targets, name=name, upstream_limits=limits, auth=auth)
+    except ValueError as exc:  # mounts that would confuse names
+        raise click.BadParameter(str(exc), param_hint="--config") from None
     if transport == "stdio":
         served.run("stdio")
     else:

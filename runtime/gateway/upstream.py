@@ -11,6 +11,7 @@ keeps state per session (``per_session``).
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,8 +29,8 @@ UrlTransport = Literal["auto", "streamable-http", "sse", "websocket"]
 
 @dataclass(frozen=True)
 class Upstream:
-    """One upstream MCP server: exactly one of ``command`` (with ``args``, ``env``, ``cwd``:
-    spawned, spoken to over stdio), ``url`` (with ``headers`` and ``transport``) or
+    """One upstream MCP server: exactly one of ``command`` (with ``args``, ``cwd``, and
+    ``env`` set on top of this process's environment: spawned, spoken to over stdio), ``url`` (with ``headers`` and ``transport``) or
     ``server`` (a :class:`Server` or :class:`App` in this process).
 
     ``mode`` pins the era the proxy speaks to it (``"legacy"``: the ``initialize``
@@ -116,7 +117,7 @@ class Upstream:
                 self.command,
                 self.args,
                 handlers=handlers,
-                env=None if self.env is None else dict(self.env),
+                env=None if self.env is None else {**os.environ, **self.env},
                 cwd=self.cwd,
                 mode=self.mode,
                 restart=self.restart,

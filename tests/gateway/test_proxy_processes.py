@@ -209,3 +209,38 @@ def test_mcpgen_proxy_over_stdio_takes_garbage_then_serves() -> None:
                 assert "simple text" in text_of(result)
 
     run(scenario())
+
+
+def test_mcpgen_proxy_with_auth_options_asks_every_request_for_a_token() -> None:
+    """``--auth-issuer``/``--auth-audience``: a request without a token is refused with
+    the challenge naming the metadata, which names the issuer; nothing is served bare."""
+    issuer = "https://login.example"
+    command = [
+        *MCPGEN,
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--auth-issuer",
+        issuer,
+        "--auth-audience",
+        "http://127.0.0.1/mcp",
+        "--auth-scope",
+        "mcp:access",
+        "--",
+        sys.executable,
+        str(ROOT / "tests/peers/add_app.py"),
+    ]
+    with announced_http(command, ROOT) as url:
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        }
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        refused = httpx.post(url, json=body, headers=headers, timeout=10)
+        assert refused.status_code == 401
+        assert "resource_metadata=" in refused.headers["www-authenticate"]
+        base = url.removesuffix("/mcp")
+        metadata = httpx.get(f"{base}/.well-known/oauth-protected-resource/mcp", timeout=10)
+        assert metadata.json()["authorization_servers"] == [issuer]
+        assert metadata.json()["scopes_supported"] == ["mcp:access"]
