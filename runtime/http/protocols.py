@@ -15,7 +15,7 @@ here, for both of uvicorn's implementations (httptools and h11):
 * **answered before the body**: a response sent before its request's body has all come (a
   refusal decided from the headers: 401, 403, 413 from ``Content-Length``, 415, or the 408
   of the body timeout) ends the connection, since what follows on it is the rest of a body
-  nobody will read. The server's side is shut at once (FIN after the response), what the
+  nobody will read. The response says ``Connection: close``; the server's side is shut at once (FIN after the response), what the
   client still sends is discarded for at most ``Limits.linger_timeout`` seconds, so that it
   can read the answer rather than a reset, then the connection is closed;
 * **how many**: at most ``Limits.max_connections`` connections are open at once (fewer if
@@ -52,6 +52,8 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 HttpImpl = Literal["auto", "h11", "httptools"]
+#: What a response that ends its connection says.
+CLOSE = (b"connection", b"close")
 
 
 class _Guards:
@@ -123,6 +125,25 @@ def _end_unread(protocol: GuardedH11 | GuardedHttpTools) -> None:
     guards.linger_handle = protocol.loop.call_later(guards.limits.linger_timeout, transport.close)
 
 
+def _says_close_if_early(cycle: Any) -> None:
+    """A request whose body is still coming after a chunk was read: should the app answer
+    before the body has all come, the connection ends with the answer (``_end_unread``),
+    so the answer says ``Connection: close`` and no client sends its next request on it.
+    Installed before the app first runs (its task starts on a later turn of the loop), and
+    only for such requests: one whose body came with its headers pays nothing."""
+    if cycle.response_started or getattr(cycle, "send_said_close", False):
+        return
+    send = cycle.send
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start" and cycle.more_body:
+            message = {**message, "headers": [*message.get("headers", ()), CLOSE]}
+        await send(message)
+
+    cycle.send = sending
+    cycle.send_said_close = True
+
+
 def _released(protocol: GuardedH11 | GuardedHttpTools) -> None:
     guards = protocol.guards
     guards.header_deadline.stop()
@@ -190,6 +211,8 @@ class GuardedH11(H11Protocol):
             self.guards.header_deadline.start(self.transport)
         else:
             self.guards.header_deadline.stop()
+        if conn.their_state is h11.SEND_BODY and self.cycle is not None:  # type: ignore[truthy-bool]
+            _says_close_if_early(self.cycle)
 
     def on_response_complete(self) -> None:
         if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
@@ -257,6 +280,8 @@ if TYPE_CHECKING or HAVE_HTTPTOOLS:
                 return
             cycle = self._cycle()
             responding = cycle is not None and not cycle.response_complete
+            if cycle is not None and cycle.more_body and not self.reading_headers:
+                _says_close_if_early(cycle)
             if self.reading_headers:
                 if not responding:
                     self.guards.header_deadline.start(self.transport)

@@ -110,13 +110,15 @@ REFUSALS = {
 def test_a_refusal_before_the_body_ends_the_connection_whatever_the_client_sends_later(
     served: Running, kind: str
 ) -> None:
-    """The client reads the whole refusal; one more body byte does not keep it open."""
+    """The client reads the whole refusal, which says ``Connection: close``; one more body
+    byte does not keep it open."""
     status, path, length, headers = REFUSALS[kind]
     with connect(served.port) as sock:
         sock.sendall(head_of(served.port, path=path, length=length, **headers))
         response = Reader(sock).response()
         assert response.status == status, response
         assert json.loads(response.body)["error"]["code"] == -32600
+        assert response.headers.get("connection") == "close", response.headers
         sock.sendall(b"x")  # one more body byte, then nothing
         assert closed_within(sock, LINGER + MARGIN), "the refused connection was kept open"
     assert_initialized(exchange(served.port, initialize()))
@@ -127,6 +129,7 @@ def test_a_body_too_slow_gets_408_and_the_connection_ends(served: Running) -> No
         sock.sendall(head_of(served.port) + b'{"jsonrpc"')
         response = Reader(sock).response()
         assert response.status == 408, response
+        assert response.headers.get("connection") == "close", response.headers
         sock.sendall(b":")
         assert closed_within(sock, LINGER + MARGIN)
     assert_initialized(exchange(served.port, initialize()))
@@ -156,7 +159,8 @@ def test_a_refused_request_whose_body_did_come_keeps_the_connection(served: Runn
     with connect(served.port) as sock:
         reader = Reader(sock)
         sock.sendall(head_of(served.port, length=2, Content_Type="text/plain") + b"{}")
-        assert reader.response().status == 415
+        refused = reader.response()
+        assert refused.status == 415 and "connection" not in refused.headers
         sock.sendall(request(served.port, initialize()))
         assert_initialized(reader.response())
 
