@@ -34,7 +34,7 @@ from msgspec import UNSET
 from ..aio.session import RequestScope, Session
 from ..client import ClientSession
 from ..core.errors import INTERNAL_ERROR, ConnectionClosed, McpError
-from ..core.json_values import as_object
+from ..core.json_values import as_array, as_object
 from ..core.modern import InputRequired
 from .parking import ParkedCall, Parking
 from .upstream import Upstream
@@ -45,8 +45,10 @@ log = logging.getLogger("mcpgen.runtime.gateway")
 CALL: ContextVar[RequestScope | None] = ContextVar("mcpgen_gateway_call", default=None)
 #: ``_meta`` keys of the protocol itself: each hop sets its own.
 PROTOCOL_META = "io.modelcontextprotocol/"
-#: Params of a 2026-07-28 request that belong to its hop (answered input, signed state).
-HOP_PARAMS = ("inputResponses", "requestState")
+#: Params that belong to one hop: a 2026-07-28 request's answered input and signed state,
+#: and a task asked of the proxy (which runs no tasks of its own yet: it answers the call
+#: itself, following a task the upstream makes of it to its end).
+HOP_PARAMS = ("inputResponses", "requestState", "task")
 #: A change an upstream announces → what the proxy announces (``Server.notify_changed``).
 CHANGED = {
     "on_tool_list_changed": "tools",
@@ -62,6 +64,9 @@ LIST_FLAGS = {
     "prompts": "promptsListChanged",
     "resources": "resourcesListChanged",
 }
+CALL_TOOL, LIST_TOOLS = "tools/call", "tools/list"
+#: The most pages of an upstream's tool list read to learn which tools run only as tasks.
+MAX_PAGES = 100
 #: Requests whose answer may wait for the client's input (``input_required`` in 2026-07-28).
 BRIDGED = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: The requests for input an upstream may send its client: handler name → method.
@@ -124,6 +129,8 @@ class Link:
         self.last_used = time.monotonic()
         self._stack = contextlib.AsyncExitStack()
         self._listening: asyncio.Task[None] | None = None
+        #: Each upstream tool's ``execution.taskSupport`` (None: not learned yet).
+        self.task_support: dict[str, str] | None = None
 
     @property
     def era(self) -> str:
@@ -240,17 +247,65 @@ class Link:
         if session is None:
             raise McpError(INTERNAL_ERROR, f"the upstream {self.upstream.name!r} is not connected")
         self.last_used = time.monotonic()
+        if method == CALL_TOOL and await self._only_as_task(session, params):
+            return await self._as_task(session, params)
         if self.era == "legacy" and scope.event.peer is not None and method in BRIDGED:
             return await self._bridged(session, method, params, scope, client)
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
         self.inflight.append(scope)
         token = CALL.set(scope)
         try:
-            return await session.request(method, hop_params(params), progress=progress)
+            answer = await session.request(method, hop_params(params), progress=progress)
         finally:
             CALL.reset(token)
             self.inflight.remove(scope)
             self.last_used = time.monotonic()
+        if method == LIST_TOOLS:
+            self._learn_task_support(answer)
+        return answer
+
+    # -- tools the upstream runs only as tasks ------------------------------------------------
+
+    def _learn_task_support(self, listed: Any) -> None:
+        plain = as_object(msgspec.to_builtins(listed)) or {}
+        learned = self.task_support if self.task_support is not None else {}
+        for tool in as_array(plain.get("tools")) or []:
+            fields = as_object(tool) or {}
+            execution = as_object(fields.get("execution")) or {}
+            support = execution.get("taskSupport")
+            if isinstance(fields.get("name"), str) and isinstance(support, str):
+                learned[str(fields["name"])] = support
+        self.task_support = learned
+
+    async def _only_as_task(self, session: ClientSession, params: Any) -> bool:
+        """Whether the upstream runs this tool only as a task (its tools listed once to
+        learn it, the first time a call needs to know)."""
+        if self.task_support is None:
+            self.task_support = {}
+            cursor: str | None = None
+            for _ in range(MAX_PAGES):
+                page = await session.request(LIST_TOOLS, {"cursor": cursor} if cursor else {})
+                self._learn_task_support(page)
+                after = getattr(page, "next_cursor", None)
+                if not isinstance(after, str) or not after:
+                    break
+                cursor = after
+        name = getattr(params, "name", None)
+        if name is None:
+            name = (as_object(params) or {}).get("name")
+        return self.task_support.get(str(name)) == "required"
+
+    async def _as_task(self, session: ClientSession, params: Any) -> Any:
+        """Call as a task, and follow it to its result (cancelled with the call)."""
+        plain = hop_params(params)
+        arguments = as_object(plain.get("arguments"))
+        handle = await session.call_tool_as_task(str(plain.get("name")), arguments)
+        try:
+            return await handle.result()
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(handle.cancel())
+            raise
 
     async def _bridged(
         self, session: ClientSession, method: str, params: Any, scope: RequestScope, client: Any
@@ -318,6 +373,8 @@ class Link:
         return await owner.request(method, params)
 
     async def changed(self, what: str, uri: str | None = None) -> None:
+        if what == "tools":
+            self.task_support = None  # learned again when a call needs it
         await self._on_change(what, uri, self.owner)
 
     async def logged(self, params: Any) -> None:

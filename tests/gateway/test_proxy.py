@@ -398,3 +398,32 @@ def test_an_upstream_that_gives_up_on_its_question_cancels_the_clients() -> None
             assert plain(added)["structuredContent"] == {"result": 2}
 
     run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_an_upstream_task_is_followed_to_its_end_and_a_task_asked_of_the_proxy_is_a_call(
+    up: Mode, down: Mode
+) -> None:
+    """The proxy runs no tasks of its own yet: a tool its upstream runs only as a task is
+    called as one and followed to its result; a call its client asks as a task is
+    answered as a plain call."""
+    from mcpgen.runtime import Tasks
+
+    async def scenario() -> None:
+        app = App("tasking", binding=stubs, tasks=Tasks())
+
+        @app.tool(task="required")
+        async def report(quarter: str) -> str:
+            """Only as a task."""
+            await asyncio.sleep(0.05)
+            return f"report for {quarter}"
+
+        async with proxied(up, down, app=app) as (client, proxy):
+            assert "tasks" not in proxy.server.capabilities
+            called = await client.call_tool(name="report", arguments={"quarter": "Q3"})
+            assert text_of(called) == "report for Q3"
+            asked = {"name": "report", "arguments": {"quarter": "Q4"}, "task": {"ttl": 60_000}}
+            answered = await client.session.session.request("tools/call", asked)
+            assert text_of(answered) == "report for Q4"
+
+    run(scenario())
