@@ -488,6 +488,20 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 )
 @click.option("--name", help="The name the proxy gives itself (default: the upstream's).")
 @click.option(
+    "--client-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=50.0,
+    show_default=True,
+    help="Requests per second each client may send on average (twice as many at once).",
+)
+@click.option(
+    "--client-in-flight",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Requests each client may have unanswered at a time.",
+)
+@click.option(
     "--auth-issuer",
     envvar="MCP_AUTH_ISSUER",
     metavar="URL",
@@ -529,6 +543,8 @@ def proxy(
     headers: tuple[str, ...],
     envs: tuple[str, ...],
     name: str | None,
+    client_rate: float,
+    client_in_flight: int,
     auth_issuer: str | None,
     auth_audience: str | None,
     auth_jwks_url: str | None,
@@ -552,7 +568,7 @@ def proxy(
           --auth-issuer https://login.example --auth-audience https://mcp.example/mcp
     """
     from mcpgen.runtime.client import CLIENT_LIMITS, Mode
-    from mcpgen.runtime.gateway import Proxy, Upstream
+    from mcpgen.runtime.gateway import ClientQuota, Proxy, Upstream
     from mcpgen.runtime.gateway.config import ConfigError, load_config
     from mcpgen.runtime.gateway.proxy import Transport
     from mcpgen.runtime.gateway.upstream import UrlTransport
@@ -582,7 +598,9 @@ def proxy(
     limits = CLIENT_LIMITS.replace(request_timeout=timeout)
     auth = _protection(auth_issuer, auth_audience, auth_jwks_url, auth_scopes, transport)
     try:
-        served = Proxy(targets, name=name, upstream_limits=limits, auth=auth)
+        burst = max(1, int(2 * client_rate))
+        quota = ClientQuota(per_second=client_rate, burst=burst, in_flight=client_in_flight)
+        served = Proxy(targets, name=name, upstream_limits=limits, auth=auth, quota=quota)
     except ValueError as exc:  # mounts that would confuse names
         raise click.BadParameter(str(exc), param_hint="--config") from None
     if transport == "stdio":

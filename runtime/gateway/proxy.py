@@ -42,9 +42,12 @@ from ..server.server import CHANGES, Server
 from .mount import Mount, check_mounts, outward_result, owner_of
 from .parking import Parking
 from .pool import Pool, client_of
+from .quota import ClientQuota
 from .upstream import Upstream
 
 log = logging.getLogger("mcpgen.runtime.gateway")
+#: Each client's bounds unless a proxy is given others (``quota=None``: none).
+DEFAULT_QUOTA = ClientQuota()
 
 #: What an upstream may offer → the handlers that send its requests on, by method.
 FORWARDED: dict[str, dict[str, str]] = {
@@ -101,9 +104,10 @@ class Proxy:
     ``limits`` bound what downstream clients can make the proxy hold (and how many
     upstream connections a ``per_session`` upstream may have open: ``max_sessions``);
     ``upstream_limits`` bound what an upstream can (its ``request_timeout`` is how long
-    a proxied request may wait). With several upstreams, each list is fetched whole from
-    each (at most ``list_pages`` pages) and served in pages of ``page_size``. The other
-    options are :class:`Server`'s.
+    a proxied request may wait). ``quota`` bounds each client's requests per second and
+    in flight (:class:`~runtime.gateway.quota.ClientQuota`; None: no bound). With several
+    upstreams, each list is fetched whole from each (at most ``list_pages`` pages) and
+    served in pages of ``page_size``. The other options are :class:`Server`'s.
     """
 
     def __init__(
@@ -124,6 +128,7 @@ class Proxy:
         auth: Any = None,
         page_size: int = 100,
         list_pages: int = 100,
+        quota: ClientQuota | None = DEFAULT_QUOTA,
     ) -> None:
         if page_size < 1 or list_pages < 1:
             raise ValueError("page_size and list_pages must be positive")
@@ -141,7 +146,7 @@ class Proxy:
             "limits": limits,
             "cache": cache,
             "state_key": state_key,
-            "middleware": tuple(middleware),
+            "middleware": (*([quota.meter()] if quota is not None else []), *middleware),
         }
         self._server: Server | None = None
         self._lock = asyncio.Lock()

@@ -427,3 +427,49 @@ def test_an_upstream_task_is_followed_to_its_end_and_a_task_asked_of_the_proxy_i
             assert text_of(answered) == "report for Q4"
 
     run(scenario())
+
+
+def test_each_client_is_bounded_in_rate_and_in_flight_and_others_are_served() -> None:
+    """One client over its ``ClientQuota`` is refused at once (-32000, saying which bound
+    and when to retry) while another client is served; it is served again once it waits
+    (rate) or a call ends (in flight)."""
+    from mcpgen.runtime.gateway import ClientQuota
+
+    async def scenario() -> None:
+        signals = Signals()
+        quota = ClientQuota(per_second=5, burst=3, in_flight=1)
+        async with Proxy(Upstream(server=upstream_app(signals)), quota=quota) as proxy:
+            async with connect(proxy.server, mode="legacy") as greedy:
+                for _ in range(3):
+                    await greedy.call_tool(name="add", arguments={"a": 1, "b": 1})
+                with pytest.raises(McpError) as refused:
+                    await greedy.call_tool(name="add", arguments={"a": 1, "b": 1})
+                assert refused.value.code == -32000
+                assert "ClientQuota.per_second" in refused.value.message
+                assert refused.value.data["retryAfterSeconds"] > 0
+                async with connect(proxy.server, mode="legacy") as other:
+                    added = await other.call_tool(name="add", arguments={"a": 2, "b": 2})
+                    assert plain(added)["structuredContent"] == {"result": 4}
+                await asyncio.sleep(refused.value.data["retryAfterSeconds"] + 0.05)
+                slow = asyncio.create_task(greedy.call_tool(name="slow", arguments={}))
+                await asyncio.wait_for(signals.started.wait(), 5)
+                await asyncio.sleep(0.5)  # tokens back; the one in flight still runs
+                with pytest.raises(McpError) as busy:
+                    await greedy.call_tool(name="add", arguments={"a": 1, "b": 1})
+                assert "ClientQuota.in_flight" in busy.value.message
+                slow.cancel()
+                await asyncio.wait_for(signals.cancelled.wait(), 5)
+                await asyncio.sleep(0.05)
+                added = await greedy.call_tool(name="add", arguments={"a": 3, "b": 3})
+                assert plain(added)["structuredContent"] == {"result": 6}
+
+    run(scenario())
+
+
+def test_a_quota_is_a_setting_each_proxy_counts_for_itself() -> None:
+    from mcpgen.runtime.gateway import ClientQuota
+
+    with pytest.raises(ValueError):
+        ClientQuota(per_second=0)
+    quota = ClientQuota(per_second=1, burst=1)
+    assert quota.meter() is not quota.meter()
