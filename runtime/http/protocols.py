@@ -15,7 +15,8 @@ here, for both of uvicorn's implementations (httptools and h11):
 * **answered before the body**: a response sent before its request's body has all come (a
   refusal decided from the headers: 401, 403, 413 from ``Content-Length``, 415, or the 408
   of the body timeout) ends the connection, since what follows on it is the rest of a body
-  nobody will read. The response says ``Connection: close``; the server's side is shut at once (FIN after the response), what the
+  nobody will read. The response says ``Connection: close`` (httptools; h11 would reset
+  the connection on it, so there it says nothing); the server's side is shut at once (FIN after the response), what the
   client still sends is discarded for at most ``Limits.linger_timeout`` seconds, so that it
   can read the answer rather than a reset, then the connection is closed;
 * **how many**: at most ``Limits.max_connections`` connections are open at once (fewer if
@@ -126,18 +127,30 @@ def _end_unread(protocol: GuardedH11 | GuardedHttpTools) -> None:
 
 
 def _says_close_if_early(cycle: Any) -> None:
-    """A request whose body is still coming after a chunk was read: should the app answer
-    before the body has all come, the connection ends with the answer (``_end_unread``),
-    so the answer says ``Connection: close`` and no client sends its next request on it.
+    """A request whose body is still coming after a chunk was read (httptools): should the
+    app answer before the body has all come, the connection ends with the answer
+    (``_end_unread``), so the answer says ``Connection: close`` and no client sends its
+    next request on it. uvicorn, reading that header, would close the connection the
+    moment the answer is out, resetting it under the unread body the client is still
+    sending (which can cost the client the answer): it is kept from doing so, and the
+    guard ends the connection with its linger instead, unless the body came meanwhile.
     Installed before the app first runs (its task starts on a later turn of the loop), and
     only for such requests: one whose body came with its headers pays nothing."""
     if cycle.response_started or getattr(cycle, "send_said_close", False):
         return
     send = cycle.send
+    said = [False]
 
     async def sending(message: Any) -> None:
-        if message["type"] == "http.response.start" and cycle.more_body:
+        kind = message["type"]
+        if kind == "http.response.start" and cycle.more_body:
             message = {**message, "headers": [*message.get("headers", ()), CLOSE]}
+            await send(message)
+            said[0] = True
+            cycle.keep_alive = True  # not closed at once: _end_unread lingers
+            return
+        if said[0] and kind == "http.response.body" and not message.get("more_body", False):
+            cycle.keep_alive = cycle.more_body  # the body came meanwhile: close as said
         await send(message)
 
     cycle.send = sending
@@ -211,8 +224,6 @@ class GuardedH11(H11Protocol):
             self.guards.header_deadline.start(self.transport)
         else:
             self.guards.header_deadline.stop()
-        if conn.their_state is h11.SEND_BODY and self.cycle is not None:  # type: ignore[truthy-bool]
-            _says_close_if_early(self.cycle)
 
     def on_response_complete(self) -> None:
         if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
