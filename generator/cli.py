@@ -28,6 +28,10 @@ Environment variables:
   XDG_CACHE_HOME        base of the per-user cache directory (default: ~/.cache)
   XDG_DATA_HOME         base of the per-user data directory (default: ~/.local/share)
   LOCALAPPDATA          Windows: base of both per-user directories
+  MCP_AUTH_ISSUER       `proxy --auth-issuer`: require OAuth tokens from this issuer
+  MCP_AUTH_AUDIENCE     `proxy --auth-audience`: the proxy's own URL, the tokens' audience
+  MCP_AUTH_JWKS_URL     `proxy --auth-jwks-url`: where the issuer's signing keys are
+  MCP_AUTH_SCOPES       `proxy --auth-scope`: scopes every request needs, space-separated
 
 \b
 Defaults:
