@@ -187,6 +187,17 @@ class Link:
             self.subscriptions.pop(uri, None)
             raise
 
+    async def adopt(self, subscriptions: dict[str, int]) -> None:
+        """Take over the subscriptions of a connection this one replaces: the upstream is
+        asked for their updates again (a URI it refuses now is dropped, and logged)."""
+        for uri, held in list(subscriptions.items()):
+            try:
+                await self.want(uri)
+            except (McpError, ConnectionClosed) as exc:
+                log.warning("subscribing %s again at %s failed: %s", uri, self.upstream.where, exc)
+                continue
+            self.subscriptions[uri] = held
+
     async def unwant(self, uri: str) -> None:
         """A downstream subscription to ``uri`` ends; with the last, the upstream's."""
         held = self.subscriptions.pop(uri, 0)
@@ -252,6 +263,8 @@ class Link:
         if self.era == "legacy" and scope.event.peer is not None and method in BRIDGED:
             return await self._bridged(session, method, params, scope, client)
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
+        if self.era == "modern":  # a 2026-07-28 upstream logs at the level each request names
+            session.conn.log_level = _log_level_of(scope)
         self.inflight.append(scope)
         token = CALL.set(scope)
         try:
@@ -393,6 +406,12 @@ class Link:
             conn = self.owner.conn
             if conn.version is not None and conn.log_allowed(level):
                 await self.owner.notify("notifications/message", plain)
+
+
+def _log_level_of(scope: RequestScope) -> str | None:
+    """The lowest log level the downstream client of ``scope`` asked for (None: none)."""
+    peer = scope.event.peer
+    return peer.log_level if peer is not None else scope.session.conn.log_level
 
 
 def _progress_to(

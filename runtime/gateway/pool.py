@@ -92,6 +92,7 @@ class Pool:
                     old, self.shared = self.shared, await self.open()
                     if old is not None:
                         await old.close()
+                        await self.shared.adopt(old.subscriptions)
                 return self.shared
         key = client_of(scope)
         link = self.links.get(key)

@@ -184,8 +184,7 @@ def test_what_the_upstream_asks_reaches_the_client_in_every_pair_of_eras(
             assert plain(result)["content"] == [{"type": "text", "text": "Greet Ada!"}]
             # (a 2026-07-28 upstream runs the tool again each round: it may report twice)
             assert set(progress) == {(1.0, 2.0, "asked")}
-            if up == "legacy":  # a 2026-07-28 upstream logs only with a level asked per call
-                assert ("log", "info", "greeting Ada") in handlers.heard
+            assert ("log", "info", "greeting Ada") in handlers.heard
 
     run(scenario())
 
@@ -473,3 +472,30 @@ def test_a_quota_is_a_setting_each_proxy_counts_for_itself() -> None:
         ClientQuota(per_second=0)
     quota = ClientQuota(per_second=1, burst=1)
     assert quota.meter() is not quota.meter()
+
+
+def test_a_connection_made_anew_subscribes_again_to_what_clients_wait_for() -> None:
+    """The shared connection to the upstream ends for good: the next request opens a new
+    one, which asks the upstream again for the updates a client subscribed to."""
+
+    async def scenario() -> None:
+        app, handlers = upstream_app(), Answering()
+        async with proxied("legacy", "legacy", app=app, handlers=handlers) as (client, proxy):
+            await client.session.request("resources/subscribe", {"uri": "mem://note"})
+            first = proxy.pools[0].shared
+            assert first is not None and first.session is not None
+            assert first.session.session is not None
+            await first.session.session.close()  # the upstream connection is gone
+            added = await client.call_tool(name="add", arguments={"a": 1, "b": 2})
+            assert plain(added)["structuredContent"] == {"result": 3}
+            second = proxy.pools[0].shared
+            assert second is not None and second is not first
+            assert second.subscriptions == {"mem://note": 1}
+            await app.resource_updated("mem://note")
+            for _ in range(100):
+                if handlers.heard:
+                    break
+                await asyncio.sleep(0.02)
+            assert handlers.heard == [("updated", "mem://note")]
+
+    run(scenario())
