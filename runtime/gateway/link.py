@@ -42,7 +42,7 @@ from .upstream import Upstream
 log = logging.getLogger("mcpgen.runtime.gateway")
 
 #: The downstream request a proxied call is made for, in the task making it.
-CALL: ContextVar[RequestScope | None] = ContextVar("mcpgen_gateway_call", default=None)
+CALL: ContextVar[RequestScope | ParkedCall | None] = ContextVar("mcpgen_gateway_call", default=None)
 #: ``_meta`` keys of the protocol itself: each hop sets its own.
 PROTOCOL_META = "io.modelcontextprotocol/"
 #: Params that belong to one hop: a 2026-07-28 request's answered input and signed state,
@@ -258,16 +258,18 @@ class Link:
         if session is None:
             raise McpError(INTERNAL_ERROR, f"the upstream {self.upstream.name!r} is not connected")
         self.last_used = time.monotonic()
-        if method == CALL_TOOL and await self._only_as_task(session, params):
-            return await self._as_task(session, params)
-        if self.era == "legacy" and scope.event.peer is not None and method in BRIDGED:
-            return await self._bridged(session, method, params, scope, client)
+        as_task = method == CALL_TOOL and await self._only_as_task(session, params)
+        parks = self.era == "legacy" or as_task  # questions asked outside the call's answer
+        if parks and scope.event.peer is not None and method in BRIDGED:
+            return await self._bridged(session, method, params, scope, client, as_task)
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
         if self.era == "modern":  # a 2026-07-28 upstream logs at the level each request names
             session.conn.log_level = _log_level_of(scope)
         self.inflight.append(scope)
         token = CALL.set(scope)
         try:
+            if as_task:
+                return await self._as_task(session, params)
             answer = await session.request(method, hop_params(params), progress=progress)
         finally:
             CALL.reset(token)
@@ -321,17 +323,33 @@ class Link:
             raise
 
     async def _bridged(
-        self, session: ClientSession, method: str, params: Any, scope: RequestScope, client: Any
+        self,
+        session: ClientSession,
+        method: str,
+        params: Any,
+        scope: RequestScope,
+        client: Any,
+        as_task: bool = False,
     ) -> Any:
-        """A 2026-07-28 client's request to a legacy upstream, which may ask for input in
-        the middle of it: the call is parked across the client's rounds
-        (:mod:`~runtime.gateway.parking`)."""
+        """A 2026-07-28 client's request that may be asked for input while it waits, not in
+        an answer of its own: to a legacy upstream (which asks with requests), or run as an
+        upstream task (whose questions come while it is followed). The call is parked across
+        the client's rounds (:mod:`~runtime.gateway.parking`), and is itself what its
+        questions are routed to (:data:`CALL`, in its task)."""
         parked = self.parking.returning(scope, client)
         if parked is None:
             current = [scope]
             progress = _progress_to(lambda: current[0]) if "progressToken" in scope.meta else None
-            call = session.request(method, hop_params(params), progress=progress)
-            parked = self.parking.park(call, client)
+            holder: list[ParkedCall] = []
+
+            async def call() -> Any:
+                CALL.set(holder[0])  # in this task only: its questions go to the parked call
+                if as_task:
+                    return await self._as_task(session, params)
+                return await session.request(method, hop_params(params), progress=progress)
+
+            parked = self.parking.park(call(), client)
+            holder.append(parked)
             parked.rounds = current
             self.inflight.append(parked)
             parked.task.add_done_callback(lambda _: self.inflight.remove(parked))

@@ -499,3 +499,31 @@ def test_a_connection_made_anew_subscribes_again_to_what_clients_wait_for() -> N
             assert handlers.heard == [("updated", "mem://note")]
 
     run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, down: Mode) -> None:
+    """A tool the upstream runs only as a task asks the user something while it runs: the
+    question reaches the downstream client (a 2026-07-28 one in an input round, the task
+    followed across its rounds) and its answer reaches the task."""
+    from mcpgen.runtime import Tasks
+
+    async def scenario() -> None:
+        app = App("tasking", binding=stubs, tasks=Tasks())
+
+        @app.tool(task="required")
+        async def survey(ctx: stubs.Context) -> str:
+            """Ask a name, as a task."""
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            form = t.ElicitRequestFormParams(
+                message="Name?",
+                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+            )
+            answer = await ctx.elicit(form, key="name")
+            return f"surveyed {(answer.content or {}).get('name')}"
+
+        async with proxied(up, down, app=app, handlers=Answering()) as (client, _):
+            called = await client.call_tool(name="survey", arguments={})
+            assert text_of(called) == "surveyed Ada"
+
+    run(scenario())
