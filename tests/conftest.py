@@ -158,3 +158,9 @@ def redis_url() -> Iterator[str]:
 
     with RedisServer() as server:
         yield server.url
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """What ``pytest.mark.anyio`` tests run on: asyncio, the runtime's only loop."""
+    return "asyncio"

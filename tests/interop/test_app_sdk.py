@@ -27,11 +27,6 @@ TIMEOUT = 30.0
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """The app over Streamable HTTP (its own process, a free port on 127.0.0.1)."""

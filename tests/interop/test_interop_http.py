@@ -86,11 +86,6 @@ ERA_OF_MODE = {"auto": MODERN, "legacy": LEGACY}
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # our runtime is asyncio-only
-
-
 # -- HTTP server subprocesses ------------------------------------------------------------
 
 

@@ -71,11 +71,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # our runtime is asyncio-only
-
-
 def everything_server() -> StdioServerParameters:
     # The SDK gives the child a minimal environment: run the venv's interpreter from the
     # repository root so ``examples`` and ``mcpgen`` import.

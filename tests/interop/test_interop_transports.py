@@ -42,11 +42,6 @@ RUN_TIMEOUT = 120
 SIMPLE_TEXT = "This is a simple text response for testing."
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def serve(command: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run a server until the test module ends; yields its base URL."""
     process = subprocess.Popen(

@@ -42,11 +42,6 @@ RUN_TIMEOUT = 120
 SIMPLE_TEXT = "This is a simple text response for testing."
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def serve(command: list[str], port: int) -> Iterator[str]:
     process = subprocess.Popen(
         command,

@@ -62,11 +62,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # our runtime is asyncio-only
-
-
 @dataclass(frozen=True)
 class Peer:
     """A client: the SDK's or ours (``mcpgen``), its mode, and the version it offers."""

@@ -19,6 +19,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+#: The most lines of stderr a server may write before it says where it listens.
+ANNOUNCED_WITHIN = 50
 #: How long a server may take to end once terminated, before it is killed.
 GRACE_S = 10.0
 
@@ -35,14 +37,21 @@ def stop(process: subprocess.Popen[Any], grace: float = GRACE_S) -> None:
 
 @contextmanager
 def announced_http(command: Sequence[str], cwd: Path) -> Iterator[str]:
-    """Run ``command`` (an HTTP server that announces where it listens on its first line
-    of stderr, "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp") and give that URL."""
+    """Run ``command`` (an HTTP server that announces where it listens on stderr,
+    "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp", after at most a few lines of its
+    own or of a process it starts) and give that URL."""
     process = subprocess.Popen(list(command), cwd=cwd, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()
-        found = re.search(r"(http://\S+)", line)
-        assert found, f"no address announced: {line!r}"
+        said: list[str] = []
+        found = None
+        while found is None and len(said) < ANNOUNCED_WITHIN:
+            line = process.stderr.readline()
+            if not line:
+                break
+            said.append(line)
+            found = re.search(r"serving MCP at (http://\S+)", line)
+        assert found, f"no address announced: {''.join(said)!r}"
         yield found.group(1)
     finally:
         stop(process)
