@@ -51,6 +51,16 @@ def stdio_messages(capture: Path, oracle: Oracle) -> list[Sent]:
     return wire.sent
 
 
+def stdio_client_messages(capture: Path, oracle: Oracle) -> list[Sent]:
+    """What the client of a tee'd stdio server sent, checked (see ``ClientWire``)."""
+    from support.wire_oracle import ClientWire
+
+    wire = ClientWire("stdio", oracle)
+    for side, line in read_capture(capture):
+        (wire.from_client if side == "C" else wire.from_server)(line)
+    return wire.sent
+
+
 def stop_captured(capture: Path, grace: float = 5.0) -> None:
     """The servers a tee started are gone within ``grace`` seconds (else killed), and the
     tee has written all it read (its ``E`` line)."""

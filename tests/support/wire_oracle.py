@@ -91,6 +91,25 @@ def shorten(value: Any, limit: int = MESSAGE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _schema_defect(error: Any) -> bool:
+    """A violation the schema's own defect makes, not the message: the answer to an
+    elicitation form's ``number`` field that is no whole number. The request side allows
+    ``number`` fields (``NumberSchema.type``: ``integer`` or ``number``, a ``number``
+    default such as the 95.5 of the official conformance scenario for SEP-1034's defaults),
+    but ``ElicitResult.content`` types the answers ``string | integer | boolean | string[]``
+    (2025-11-25, and the 2026-07-28 input responses that carry the same result). A union
+    one of whose branches fails only by that defect is a defect too."""
+    if error.validator not in ("anyOf", "oneOf"):
+        return False
+    kinds = [b.get("type") for b in error.validator_value if isinstance(b, dict)]
+    if isinstance(error.instance, float) and ["string", "integer", "boolean"] in kinds:
+        return True
+    branches: dict[Any, list[Any]] = {}
+    for sub in error.context or ():
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    return any(all(_schema_defect(sub) for sub in subs) for subs in branches.values())
+
+
 class Schema:
     """One version's schema: validators by definition name, and its methods."""
 
@@ -137,7 +156,7 @@ class Schema:
                 ref, registry=self.registry, format_checker=FORMATS  # type: ignore[call-arg]
             )
             self._validators[name] = validator
-        error = best_match(validator.iter_errors(instance))
+        error = best_match(e for e in validator.iter_errors(instance) if not _schema_defect(e))
         if error is None:
             return None
         return f"{name}: {at}{error.json_path[1:]}: {shorten(error.message, 200)}"
@@ -183,7 +202,8 @@ def _code_const(node: Any) -> int | None:
 
 @dataclass
 class Sent:
-    """One message a server sent, with what it answers and the version in use."""
+    """One message a server sent (or, ``sender="client"``, a client), with what it answers
+    and the version in use."""
 
     scope: str
     kind: str  # request, notification, result, error, batch, junk
@@ -191,6 +211,7 @@ class Sent:
     version: str | None
     message: Any
     error: str | None = None
+    sender: str = "server"
 
 
 class Oracle:
@@ -232,10 +253,12 @@ class Oracle:
             if not names:
                 return f"{sent.kind} {sent.method!r} is not defined at {sent.version}"
             # What a server may send: the version's ServerRequest/ServerNotification union
-            # (2026-07-28 has no ServerRequest: a server asks only inside a result there).
-            union = "ServerRequest" if sent.kind == "request" else "ServerNotification"
+            # (2026-07-28 has no ServerRequest: a server asks only inside a result there);
+            # a client, its ClientRequest/ClientNotification.
+            side = "Client" if sent.sender == "client" else "Server"
+            union = f"{side}Request" if sent.kind == "request" else f"{side}Notification"
             if not schema.has(union):
-                return f"a server sends no {sent.kind}s at {sent.version} ({sent.method!r})"
+                return f"a {sent.sender} sends no {sent.kind}s at {sent.version} ({sent.method!r})"
             checks += [(envelope, message, "$"), *((n, message, "$") for n in names)]
             checks.append((union, message, "$"))
         elif sent.kind == "result":
@@ -244,8 +267,9 @@ class Oracle:
             envelope = schema.first("JSONRPCResultResponse", "JSONRPCResponse")
             checks.append((envelope, message, "$"))
             checks += schema.result_checks(sent.method, message)
-            if schema.has("ServerResult"):
-                checks.append(("ServerResult", message.get("result"), "$.result"))
+            union = "ClientResult" if sent.sender == "client" else "ServerResult"
+            if schema.has(union):
+                checks.append((union, message.get("result"), "$.result"))
         else:  # error
             checks.append((schema.first("JSONRPCErrorResponse", "JSONRPCError"), message, "$"))
             error = message.get("error") if isinstance(message, dict) else None
@@ -334,3 +358,88 @@ class Wire:
 
     def _record(self, kind: str, method: str | None, version: str | None, message: Any) -> None:
         self.sent.append(self.oracle.check(Sent(self.scope, kind, method, version, message)))
+
+
+#: Methods of the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``), which
+#: the core schema does not define.
+EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+@dataclass
+class ClientWire:
+    """One connection's traffic in wire order, checking what the *client* sends: its
+    requests and notifications against the version in use (the one its ``initialize``
+    offers until the server's answer settles it, or the one a modern request names), and
+    its answers to the server's requests against those requests' results."""
+
+    scope: str
+    oracle: Oracle
+    version: str | None = None
+    #: The server's requests not answered yet: id → (method, version).
+    asked: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    initialize: str | None = None
+    sent: list[Sent] = field(default_factory=list)
+    #: Requests of extensions (not judged: the core schema does not define them).
+    extension_requests: int = 0
+
+    def from_server(self, raw: bytes, version: str | None = None) -> None:
+        try:
+            data = json.loads(raw.decode())
+        except ValueError:
+            return
+        for message in data if isinstance(data, list) else [data]:
+            if not isinstance(message, dict):
+                continue
+            method = message.get("method")
+            if isinstance(method, str) and "id" in message:
+                self.asked[json.dumps(message["id"])] = (method, self.version or version)
+            result = message.get("result")
+            answers_init = (
+                self.initialize is not None and json.dumps(message.get("id")) == self.initialize
+            )
+            if answers_init and isinstance(result, dict):
+                settled = result.get("protocolVersion")
+                self.version = settled if isinstance(settled, str) else self.version
+
+    def from_client(self, raw: bytes, version: str | None = None) -> None:
+        try:
+            data = strict_json(raw)
+        except ValueError as exc:
+            text = f"{exc}: {raw.decode('utf-8', 'replace')}"
+            self._record("junk", None, self.version or version, text)
+            return
+        if isinstance(data, list):
+            self._record("batch", None, self.version or version, data)
+        for message in data if isinstance(data, list) else [data]:
+            self._one(message, version)
+
+    def _one(self, message: Any, hint: str | None) -> None:
+        if not isinstance(message, dict):
+            self._record("junk", None, self.version or hint, message)
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            named = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+            used = named if isinstance(named, str) else self.version or hint
+            if isinstance(named, str):
+                self.version = named
+            schema = self.oracle.schema(used) if used else None
+            if method in EXTENSION_METHODS and schema is not None and method not in schema.methods:
+                self.extension_requests += 1  # the core schema does not define it
+                return
+            if method == "initialize" and isinstance(params, dict) and "id" in message:
+                offered = params.get("protocolVersion")
+                used = offered if isinstance(offered, str) else used
+                self.initialize = json.dumps(message["id"])
+            kind = "request" if "id" in message else "notification"
+            self._record(kind, method, used, message)
+            return
+        kind = "error" if "error" in message else "result"
+        asked, used = self.asked.pop(json.dumps(message.get("id")), (None, None))
+        self._record(kind, asked, used or self.version or hint, message)
+
+    def _record(self, kind: str, method: str | None, version: str | None, message: Any) -> None:
+        sent = Sent(self.scope, kind, method, version, message, sender="client")
+        self.sent.append(self.oracle.check(sent))
