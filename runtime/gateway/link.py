@@ -129,6 +129,8 @@ class Link:
         self.last_used = time.monotonic()
         self._stack = contextlib.AsyncExitStack()
         self._listening: asyncio.Task[None] | None = None
+        #: Targets of ``inflight`` with a question of theirs unanswered: id → how many.
+        self._asking: dict[int, int] = {}
         #: Each upstream tool's ``execution.taskSupport`` (None: not learned yet).
         self.task_support: dict[str, str] | None = None
 
@@ -377,17 +379,26 @@ class Link:
         target = CALL.get() if key is not None else self._only_request(method)
         if target is None:
             return await self._ask_owner(method, params)
-        if isinstance(target, ParkedCall):
-            return await target.ask(method, params, self.parking.keep_for)
-        return await target.request(method, params, None, key)
+        self._asking[id(target)] = self._asking.get(id(target), 0) + 1
+        try:
+            if isinstance(target, ParkedCall):
+                return await target.ask(method, params, self.parking.keep_for)
+            return await target.request(method, params, None, key)
+        finally:
+            left = self._asking.pop(id(target)) - 1
+            if left:
+                self._asking[id(target)] = left
 
     def _only_request(self, method: str) -> RequestScope | ParkedCall | None:
         """The downstream request a legacy upstream's request can concern: the one in
-        flight over this link; None on a link of one downstream session with none in
-        flight (the session itself is asked)."""
+        flight over this link, not counting those already waiting for the answer to a
+        question of theirs (their upstream handler is waiting too, not asking anew); None
+        on a link of one downstream session with none in flight (the session itself is
+        asked)."""
         waiting = {id(s): s for s in self.inflight}
-        if len(waiting) == 1:
-            return next(iter(waiting.values()))
+        free = [s for key, s in waiting.items() if not self._asking.get(key)]
+        if len(waiting) == 1 or len(free) == 1:
+            return next(iter(waiting.values())) if len(waiting) == 1 else free[0]
         if not waiting and self.owner is not None:
             return None
         raise McpError(

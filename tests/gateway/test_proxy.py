@@ -527,3 +527,24 @@ def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, d
             assert text_of(called) == "surveyed Ada"
 
     run(scenario())
+
+
+def test_a_call_waiting_on_its_question_is_not_taken_for_the_one_asking_next() -> None:
+    """A 2026-07-28 client leaves a legacy upstream's call parked on its question: a
+    second call asking its own question while the first still waits is routed to the
+    second, not refused as ambiguous."""
+
+    async def scenario() -> None:
+        limits = Limits(request_timeout=2.0)  # the first question's wait ends by the close
+        async with proxied("legacy", "auto", handlers=Answering(), limits=limits) as (
+            client,
+            proxy,
+        ):
+            raw = client.session.session  # a round not followed by the client
+            first = await raw.request("tools/call", {"name": "greet", "arguments": {}})
+            assert first.requests  # parked, its question open
+            second = await client.call_tool(name="greet", arguments={})
+            assert text_of(second) == "Greet Ada!"
+            assert len(proxy.parking.calls) == 1  # the first still waits for its client
+
+    run(scenario())
