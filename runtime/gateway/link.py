@@ -67,6 +67,8 @@ LIST_FLAGS = {
 CALL_TOOL, LIST_TOOLS = "tools/call", "tools/list"
 #: The most pages of an upstream's tool list read to learn which tools run only as tasks.
 MAX_PAGES = 100
+#: Questions a legacy upstream sends this close together are taken as one call's.
+ASKED_TOGETHER = 0.05
 #: Requests whose answer may wait for the client's input (``input_required`` in 2026-07-28).
 BRIDGED = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: The requests for input an upstream may send its client: handler name → method.
@@ -129,8 +131,11 @@ class Link:
         self.last_used = time.monotonic()
         self._stack = contextlib.AsyncExitStack()
         self._listening: asyncio.Task[None] | None = None
-        #: Targets of ``inflight`` with a question of theirs unanswered: id → how many.
+        #: Targets of ``inflight`` with a question of theirs unanswered: id → how many;
+        #: and the one the last question went to, when.
         self._asking: dict[int, int] = {}
+        self._last_asked: tuple[int, float] = (0, 0.0)
+        self._latest_began = 0.0  # when the latest of ``inflight`` began
         #: Each upstream tool's ``execution.taskSupport`` (None: not learned yet).
         self.task_support: dict[str, str] | None = None
 
@@ -267,7 +272,7 @@ class Link:
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
         if self.era == "modern":  # a 2026-07-28 upstream logs at the level each request names
             session.conn.log_level = _log_level_of(scope)
-        self.inflight.append(scope)
+        self._began(scope)
         token = CALL.set(scope)
         try:
             if as_task:
@@ -353,7 +358,7 @@ class Link:
             parked = self.parking.park(call(), client)
             holder.append(parked)
             parked.rounds = current
-            self.inflight.append(parked)
+            self._began(parked)
             parked.task.add_done_callback(lambda _: self.inflight.remove(parked))
         parked.rounds[0] = scope
         try:
@@ -389,16 +394,29 @@ class Link:
             if left:
                 self._asking[id(target)] = left
 
+    def _began(self, target: RequestScope | ParkedCall) -> None:
+        self.inflight.append(target)
+        self._latest_began = time.monotonic()
+
     def _only_request(self, method: str) -> RequestScope | ParkedCall | None:
-        """The downstream request a legacy upstream's request can concern: the one in
-        flight over this link, not counting those already waiting for the answer to a
-        question of theirs (their upstream handler is waiting too, not asking anew); None
-        on a link of one downstream session with none in flight (the session itself is
-        asked)."""
+        """The downstream request a legacy upstream's request can concern (its request
+        says nothing of it): the one in flight over this link; else the one the previous
+        question went to, when it came within :data:`ASKED_TOGETHER` and no call began
+        since (a handler asking several things at once); else the one not already waiting for the answer to a
+        question of its own (its upstream handler is waiting, not asking anew). None on a
+        link of one downstream session with none in flight (the session itself is asked)."""
         waiting = {id(s): s for s in self.inflight}
-        free = [s for key, s in waiting.items() if not self._asking.get(key)]
-        if len(waiting) == 1 or len(free) == 1:
-            return next(iter(waiting.values())) if len(waiting) == 1 else free[0]
+        last, at = self._last_asked
+        if len(waiting) == 1:
+            chosen: RequestScope | ParkedCall | None = next(iter(waiting.values()))
+        elif last in waiting and self._latest_began < at and time.monotonic() - at < ASKED_TOGETHER:
+            chosen = waiting[last]  # questions sent together, no call begun since: its
+        else:
+            free = [s for key, s in waiting.items() if not self._asking.get(key)]
+            chosen = free[0] if len(free) == 1 else None
+        if chosen is not None:
+            self._last_asked = (id(chosen), time.monotonic())
+            return chosen
         if not waiting and self.owner is not None:
             return None
         raise McpError(

@@ -29,6 +29,9 @@ from ..aio.session import RequestScope
 from ..core.errors import INTERNAL_ERROR, McpError
 from ..core.modern import InputRequired
 
+#: How long a round waits for more questions sent with the first (each time one comes).
+SETTLE_SECONDS = 0.01
+SETTLE_ROUNDS = 10
 #: Keys of the parked call's questions: ``<prefix><call id>/<n>``.
 PREFIX = "mcpgen-proxy/"
 
@@ -104,6 +107,17 @@ class ParkedCall:
                 return self.task.result()
             self.asked.clear()
             await self.asked.wait()
+            await self._settled()
+
+    async def _settled(self) -> None:
+        """Let the questions an upstream sends together (a handler asking several at
+        once) all arrive, so that one round carries them all: wait while more come, a
+        few milliseconds at a time, at most :data:`SETTLE_ROUNDS` times."""
+        for _ in range(SETTLE_ROUNDS):
+            count = len(self.questions)
+            await asyncio.sleep(SETTLE_SECONDS)
+            if len(self.questions) == count or self.task.done():
+                return
 
 
 def _retrieved(task: asyncio.Task[Any]) -> None:

@@ -548,3 +548,46 @@ def test_a_call_waiting_on_its_question_is_not_taken_for_the_one_asking_next() -
             assert len(proxy.parking.calls) == 1  # the first still waits for its client
 
     run(scenario())
+
+
+def test_questions_a_legacy_upstream_asks_at_once_come_in_one_round() -> None:
+    """A legacy upstream's handler asking three things at once (elicitation, sampling,
+    roots): a 2026-07-28 client gets all three in one input round, then the answer."""
+
+    async def scenario() -> None:
+        app = App("asking", binding=stubs)
+
+        @app.tool
+        async def three(ctx: stubs.Context) -> str:
+            """Ask three things at once."""
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            form = t.ElicitRequestFormParams(
+                message="Name?",
+                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+            )
+            question = t.SamplingMessage(role="user", content=t.TextContent(text="Hi"))
+            sampling = t.CreateMessageRequestParams(messages=[question], max_tokens=5)
+            named, said, _ = await asyncio.gather(
+                ctx.elicit(form), ctx.create_message(sampling), ctx.list_roots()
+            )
+            assert isinstance(said.content, t.TextContent)
+            return f"{(named.content or {}).get('name')} {said.content.text}"
+
+        class AllThree(Answering):
+            async def list_roots(
+                self, params: t.ListRootsRequestParams, ctx: c.RequestContext
+            ) -> t.ListRootsResult:
+                return t.ListRootsResult(roots=[])
+
+        limits = Limits(request_timeout=2.0)  # the first round's wait ends by the close
+        async with proxied("legacy", "auto", app=app, handlers=AllThree(), limits=limits) as (
+            client,
+            _,
+        ):
+            first = await client.session.session.request("tools/call", {"name": "three"})
+            methods = sorted(ask["method"] for ask in first.requests.values())
+            assert methods == ["elicitation/create", "roots/list", "sampling/createMessage"]
+            answered = await client.call_tool(name="three", arguments={})
+            assert text_of(answered) == "Ada Hi!"
+
+    run(scenario())
