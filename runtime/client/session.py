@@ -317,17 +317,21 @@ class ClientSession:
         *,
         task_result: Any = None,
         opt_in: Sequence[Extension] = (),
+        capabilities: Mapping[str, Any] | None = None,
     ) -> Any:
         """Send a request and return its result (a ``result``); a modern server's
         ``input_required`` answers are fulfilled with the client handlers and the request
         retried. A task the server made of it is a ``task_result`` (``runtime.client.tasks``
-        chooses by default). ``opt_in``: extensions declared for this request alone."""
+        chooses by default). ``opt_in``: extensions declared for this request alone;
+        ``capabilities``: what this request declares in place of the session's (a modern
+        server reads them per request; e.g. a proxy declaring its own client's)."""
         if self.session is None:
             raise RuntimeError("not connected")
         chosen = task_result or tc.task_result_of(self, method, params)
         options: dict[str, Any] = {"result": result, "task_result": chosen}
-        if opt_in:
-            options["capabilities"] = declare(self.conn.capabilities, opt_in)
+        if opt_in or capabilities is not None:
+            base = dict(capabilities) if capabilities is not None else self.conn.capabilities
+            options["capabilities"] = declare(base, opt_in)
         refreshed = False
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):

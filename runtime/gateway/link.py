@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -71,6 +71,8 @@ MAX_PAGES = 100
 ASKED_TOGETHER = 0.05
 #: Requests whose answer may wait for the client's input (``input_required`` in 2026-07-28).
 BRIDGED = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: The capability each of those requests needs of the client: handler name → capability.
+ASKED_OF = {"create_message": "sampling", "elicit": "elicitation", "list_roots": "roots"}
 #: The requests for input an upstream may send its client: handler name → method.
 ASKS = {
     "create_message": "sampling/createMessage",
@@ -116,8 +118,15 @@ class Link:
         on_change: OnChange,
         parking: Parking,
         owner: Session | None = None,
+        capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.upstream = upstream
+        #: What this connection declares its client can be asked (None: all the proxy
+        #: relays): a legacy upstream checks them once, for the session.
+        self.capabilities = capabilities
+        #: Whether the upstream's changes heard here are announced (a connection shared
+        #: beside another that announces them for all, as ``Pool`` makes, is quiet).
+        self.announces = True
         self.binding = binding
         self.owner = owner
         self.parking = parking
@@ -144,6 +153,12 @@ class Link:
         return self.session.era if self.session is not None else ""
 
     @property
+    def capabilities_declared(self) -> dict[str, Any]:
+        """What this connection declared its client can be asked."""
+        declared = self.session.conn.capabilities if self.session is not None else {}
+        return {name: declared[name] for name in ASKED_OF.values() if name in declared}
+
+    @property
     def instructions(self) -> str | None:
         return self.session.conn.instructions if self.session is not None else None
 
@@ -155,7 +170,9 @@ class Link:
     async def open(self, client_handlers: type, **options: Any) -> ClientSession:
         """Connect; ``client_handlers`` is the binding's ``ClientHandlers``, subclassed here
         so that what the upstream asks of its client is relayed."""
-        handlers = relaying_handlers(client_handlers, self)()
+        handlers = relaying_handlers(client_handlers, self, self.capabilities)()
+        if self.capabilities is not None:
+            options["capabilities"] = dict(self.capabilities)
         try:
             self.session = await self._stack.enter_async_context(
                 self.upstream.open(self.binding, handlers, **options)
@@ -270,14 +287,18 @@ class Link:
         if parks and scope.event.peer is not None and method in BRIDGED:
             return await self._bridged(session, method, params, scope, client, as_task)
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
-        if self.era == "modern":  # a 2026-07-28 upstream logs at the level each request names
+        declared = None
+        if self.era == "modern":  # a 2026-07-28 upstream reads these per request
             session.conn.log_level = _log_level_of(scope)
+            declared = self._as_declared_by(scope)
         self._began(scope)
         token = CALL.set(scope)
         try:
             if as_task:
                 return await self._as_task(session, params)
-            answer = await session.request(method, hop_params(params), progress=progress)
+            answer = await session.request(
+                method, hop_params(params), progress=progress, capabilities=declared
+            )
         finally:
             CALL.reset(token)
             self.inflight.remove(scope)
@@ -394,6 +415,14 @@ class Link:
             if left:
                 self._asking[id(target)] = left
 
+    def _as_declared_by(self, scope: RequestScope) -> dict[str, Any]:
+        """The capabilities a request to a 2026-07-28 upstream declares: what the
+        downstream client declares it can be asked, with the rest of the proxy's own."""
+        assert self.session is not None
+        own = self.session.conn.capabilities
+        kept = {name: value for name, value in own.items() if name not in ASKED_OF.values()}
+        return {**kept, **asked_capabilities(scope)}
+
     def _began(self, target: RequestScope | ParkedCall) -> None:
         self.inflight.append(target)
         self._latest_began = time.monotonic()
@@ -435,7 +464,8 @@ class Link:
     async def changed(self, what: str, uri: str | None = None) -> None:
         if what == "tools":
             self.task_support = None  # learned again when a call needs it
-        await self._on_change(what, uri, self.owner)
+        if self.announces:
+            await self._on_change(what, uri, self.owner)
 
     async def logged(self, params: Any) -> None:
         """A log message goes with the one downstream request in flight (or to the
@@ -472,11 +502,22 @@ def _progress_to(
     return relay
 
 
-def relaying_handlers(base: type, link: Link) -> type:
-    """A subclass of the binding's ``ClientHandlers`` relaying to ``link``'s clients."""
+def asked_capabilities(scope: RequestScope) -> dict[str, Any]:
+    """What the downstream client of ``scope`` declares it can be asked."""
+    declared = scope.client_capabilities
+    return {name: declared[name] for name in ASKED_OF.values() if name in declared}
+
+
+def relaying_handlers(
+    base: type, link: Link, capabilities: Mapping[str, Any] | None = None
+) -> type:
+    """A subclass of the binding's ``ClientHandlers`` relaying to ``link``'s clients:
+    answering what the upstream may ask of them, or only what ``capabilities`` name (so
+    that the connection declares no more)."""
     methods: dict[str, Any] = {}
     for handler, method in ASKS.items():
-        methods[handler] = _asking(link, method)
+        if capabilities is None or ASKED_OF[handler] in capabilities:
+            methods[handler] = _asking(link, method)
     for hook, what in CHANGED.items():
         methods[hook] = _announcing(link, what)
 

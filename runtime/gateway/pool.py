@@ -11,14 +11,15 @@ ended, and 2026-07-28 clients' unused for ``Limits.session_idle_timeout``, are c
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ..aio.session import RequestScope, Session
 from ..core.errors import INTERNAL_ERROR, McpError
 from ..core.limits import Limits
-from .link import Link, close_all
+from .link import Link, asked_capabilities, close_all
 from .mount import Mount
 from .parking import Parking
 
@@ -36,6 +37,10 @@ def client_of(scope: RequestScope) -> Any:
         return ("principal", getattr(principal, "subject", None) or repr(principal))
     info = scope.client_info
     return ("client", str(info.get("name", "")), str(info.get("version", "")))
+
+
+#: The most sets of client capabilities a legacy upstream gets a connection of its own for.
+CAPABILITY_SETS = 8
 
 
 class Pool:
@@ -60,17 +65,23 @@ class Pool:
         self.limits: Limits | None = None  # the proxy's, once its server is made
         self.shared: Link | None = None
         self.links: dict[Any, Link] = {}
+        #: Shared connections to a legacy upstream declaring less than ``shared``, by
+        #: what they declare (``_as_capable``).
+        self.by_capabilities: dict[str, Link] = {}
         self._lock = asyncio.Lock()
         self._sweeping: asyncio.Task[None] | None = None
 
-    async def open(self, owner: Session | None = None) -> Link:
-        """A new connection to the upstream (serving ``owner`` alone, if given)."""
+    async def open(
+        self, owner: Session | None = None, capabilities: Mapping[str, Any] | None = None
+    ) -> Link:
+        """A new connection to the upstream (serving ``owner`` alone, if given; declaring
+        only ``capabilities`` of what can be asked of its client, if given)."""
 
         async def changed(what: str, uri: str | None, session: Session | None) -> None:
             outward = self.mount.outward("uri", uri) if uri is not None else None
             await self._announce(what, outward, session)
 
-        link = Link(self.upstream, self._binding, changed, self._parking, owner)
+        link = Link(self.upstream, self._binding, changed, self._parking, owner, capabilities)
         try:
             await link.open(self._client_handlers, limits=self._upstream_limits)
         except McpError:
@@ -86,7 +97,9 @@ class Pool:
         if not self.upstream.per_session:
             shared = self.shared
             if shared is not None and not shared.closed:
-                return shared
+                if shared.era != "legacy":
+                    return shared  # a 2026-07-28 upstream is told per request
+                return await self._as_capable(scope, shared)
             async with self._lock:  # the upstream ended for good: connect again, once
                 if self.shared is None or self.shared.closed:
                     old, self.shared = self.shared, await self.open()
@@ -98,6 +111,7 @@ class Pool:
         link = self.links.get(key)
         if link is not None and not link.closed:
             return link
+        asked = asked_capabilities(scope)
         async with self._lock:
             link = self.links.get(key)
             if link is None or link.closed:
@@ -110,9 +124,43 @@ class Pool:
                         " (Limits.max_sessions); try again later",
                     )
                 owner = scope.session if scope.event.peer is None else None
-                link = self.links[key] = await self.open(owner)
+                link = self.links[key] = await self.open(owner, asked)
                 self._start_sweeping()
             return link
+
+    async def _as_capable(self, scope: RequestScope, shared: Link) -> Link:
+        """The shared connection to a legacy upstream that declares what the downstream
+        client declares it can be asked (sampling, elicitation, roots): the upstream then
+        judges what it may ask as it would for that client. One per set of capabilities
+        clients declare, at most :data:`CAPABILITY_SETS` (beyond: the one declaring all
+        the proxy relays)."""
+        asked = asked_capabilities(scope)
+        if asked == shared.capabilities_declared:
+            return shared
+        key = json.dumps(asked, sort_keys=True)
+        link = self.by_capabilities.get(key)
+        if link is not None and not link.closed:
+            return link
+        async with self._lock:
+            link = self.by_capabilities.get(key)
+            if link is None or link.closed:
+                if link is None and len(self.by_capabilities) >= CAPABILITY_SETS:
+                    return shared
+                link = self.by_capabilities[key] = await self.open(None, asked)
+                link.announces = False  # the shared one tells every client of changes
+            return link
+
+    async def subscriber(self, scope: RequestScope) -> Link:
+        """The connection a subscription goes over: the client's own, or the shared one
+        (updates come where the subscription was made, and it announces them to all)."""
+        if self.upstream.per_session:
+            return await self.link_for(scope)
+        shared = self.shared
+        if shared is None or shared.closed:
+            await self.link_for(scope)  # connects it again
+            shared = self.shared
+        assert shared is not None
+        return shared
 
     def _limits(self) -> Limits:
         assert self.limits is not None, "the pool serves once the proxy's server is made"
@@ -141,8 +189,10 @@ class Pool:
             self.sweep()
 
     async def close(self) -> None:
-        links = [*self.links.values(), *([self.shared] if self.shared else [])]
+        links = [*self.links.values(), *self.by_capabilities.values()]
+        links += [self.shared] if self.shared else []
         self.links.clear()
+        self.by_capabilities.clear()
         self.shared = None
         if self._sweeping is not None:
             self._sweeping.cancel()

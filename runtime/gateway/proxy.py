@@ -432,7 +432,7 @@ class Proxy:
             return {}  # this session holds it already, or never did
         mount, inner = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
         pool = self.pools[self.mounts.index(mount)]
-        link = await pool.link_for(scope)
+        link = await pool.subscriber(scope)
         try:
             await (link.want(str(inner["uri"])) if on else link.unwant(str(inner["uri"])))
         except ConnectionClosed as exc:

@@ -591,3 +591,39 @@ def test_questions_a_legacy_upstream_asks_at_once_come_in_one_round() -> None:
             assert text_of(answered) == "Ada Hi!"
 
     run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_the_upstream_judges_each_client_by_what_that_client_declares(up: Mode, down: Mode) -> None:
+    """A client that cannot be asked for sampling is refused a tool that needs it
+    (-32021, as the upstream refuses its own clients), while one that can is served: a
+    legacy upstream sees, for each, a session declaring what that client declares; a
+    2026-07-28 one, requests declaring it."""
+
+    async def scenario() -> None:
+        app = App("needs-sampling", binding=stubs)
+
+        @app.tool
+        async def summarize(ctx: stubs.Context) -> str:
+            """Needs sampling."""
+            ctx.require_capability("sampling")
+            return "summarized"
+
+        class NoSampling(c.ClientHandlers):
+            async def list_roots(
+                self, params: t.ListRootsRequestParams, ctx: c.RequestContext
+            ) -> t.ListRootsResult:
+                return t.ListRootsResult(roots=[])
+
+        async with Proxy(Upstream(server=app, mode=up)) as proxy:
+            async with connect(proxy.server, mode=down, handlers=NoSampling()) as lacking:
+                with pytest.raises(McpError) as refused:
+                    await lacking.call_tool(name="summarize", arguments={})
+                assert refused.value.code == -32021 and "sampling" in refused.value.message
+            async with connect(proxy.server, mode=down, handlers=Answering()) as able:
+                done = await able.call_tool(name="summarize", arguments={})
+                assert text_of(done) == "summarized"
+            if up == "legacy":  # roots only; sampling and elicitation
+                assert len(proxy.pools[0].by_capabilities) == 2
+
+    run(scenario())
