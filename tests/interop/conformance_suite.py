@@ -206,6 +206,44 @@ def check_scaffold(node: list[str], alpha: Path, env: dict[str, str], tmp: Path)
     return failed
 
 
+#: The upstream era a proxy speaks for each requirement level's run: the other one, so that
+#: every scenario crosses the bridge between the eras.
+PROXY_UPSTREAM = {"2025-11-25": "modern", "2026-07-28": "legacy"}
+
+
+def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) -> int:
+    """The server suites at both requirement levels through ``mcpgen proxy`` in front of
+    the everything server (over stdio), the proxy's upstream pinned to the other era;
+    returns the failed checks of scored scenarios."""
+    failed = 0
+    for level, upstream_mode in PROXY_UPSTREAM.items():
+        port = free_port()
+        proxy = subprocess.Popen(
+            [sys.executable, "-m", "mcpgen", "proxy", "--transport", "http", "--port", str(port)]
+            + ["--upstream-mode", upstream_mode, "--client-rate", "1000", "--client-in-flight"]
+            + ["256", "--", sys.executable, "-m", "examples.everything"],
+            cwd=ROOT,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_listening(port, 60)
+            out = tmp / f"proxy-{level}"
+            url = f"http://127.0.0.1:{port}/mcp"
+            args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
+            code = run([*node, str(alpha), *args], ROOT, 900, env)
+            scored = scored_scenarios(node, alpha, level, env, "Server")
+            failed += code != 0
+            title = f"server through mcpgen proxy ({upstream_mode} upstream), {ALPHA} --requirements {level}"
+            failed += report(title, tally(out), scored)
+        finally:
+            proxy.terminate()
+            try:
+                proxy.wait(10)
+            except subprocess.TimeoutExpired:
+                proxy.kill()
+    return failed
+
+
 def main() -> int:
     env = dict(os.environ)
     binary = node_bin()
@@ -281,5 +319,20 @@ def main() -> int:
     return 1 if failures else 0
 
 
+def main_proxy() -> int:
+    """``conformance_suite.py --proxy``: the proxy's runs alone."""
+    env = dict(os.environ)
+    binary = node_bin()
+    env["PATH"] = f"{binary}{os.pathsep}{env.get('PATH', '')}"
+    alpha = suite(ALPHA, env)
+    with tempfile.TemporaryDirectory() as tmp:
+        failures = check_proxy([str(binary / "node")], alpha, env, Path(tmp))
+    print(
+        "conformance through the proxy: "
+        + ("FAILED" if failures else "every scored scenario passed")
+    )
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_proxy() if sys.argv[1:] == ["--proxy"] else main())
