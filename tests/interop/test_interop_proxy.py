@@ -16,12 +16,10 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client as SdkClient
-import mcp.types as sdk
 
 from support.checkout import ROOT
 from support.node_tools import SERVER_EVERYTHING, node_bin, npm_package
