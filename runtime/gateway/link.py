@@ -124,9 +124,6 @@ class Link:
         #: What this connection declares its client can be asked (None: all the proxy
         #: relays): a legacy upstream checks them once, for the session.
         self.capabilities = capabilities
-        #: Whether the upstream's changes heard here are announced (a connection shared
-        #: beside another that announces them for all, as ``Pool`` makes, is quiet).
-        self.announces = True
         self.binding = binding
         self.owner = owner
         self.parking = parking
@@ -464,8 +461,7 @@ class Link:
     async def changed(self, what: str, uri: str | None = None) -> None:
         if what == "tools":
             self.task_support = None  # learned again when a call needs it
-        if self.announces:
-            await self._on_change(what, uri, self.owner)
+        await self._on_change(what, uri, self.owner)
 
     async def logged(self, params: Any) -> None:
         """A log message goes with the one downstream request in flight (or to the

@@ -24,8 +24,8 @@ from .mount import Mount
 from .parking import Parking
 
 #: Told of an upstream's change: (what, the URI as the downstream names it, the session
-#: the connection serves or None).
-Announce = Callable[[str, "str | None", "Session | None"], Awaitable[None]]
+#: the connection serves or None, the connection it was heard on).
+Announce = Callable[[str, "str | None", "Session | None", int], Awaitable[None]]
 
 
 def client_of(scope: RequestScope) -> Any:
@@ -77,11 +77,14 @@ class Pool:
         """A new connection to the upstream (serving ``owner`` alone, if given; declaring
         only ``capabilities`` of what can be asked of its client, if given)."""
 
+        heard_on: list[int] = []
+
         async def changed(what: str, uri: str | None, session: Session | None) -> None:
             outward = self.mount.outward("uri", uri) if uri is not None else None
-            await self._announce(what, outward, session)
+            await self._announce(what, outward, session, heard_on[0])
 
         link = Link(self.upstream, self._binding, changed, self._parking, owner, capabilities)
+        heard_on.append(id(link))
         try:
             await link.open(self._client_handlers, limits=self._upstream_limits)
         except McpError:
@@ -133,7 +136,8 @@ class Pool:
         client declares it can be asked (sampling, elicitation, roots): the upstream then
         judges what it may ask as it would for that client. One per set of capabilities
         clients declare, at most :data:`CAPABILITY_SETS` (beyond: the one declaring all
-        the proxy relays)."""
+        the proxy relays); each client's requests, subscriptions included, all go over
+        its one, where the upstream keeps what it keeps per session."""
         asked = asked_capabilities(scope)
         if asked == shared.capabilities_declared:
             return shared
@@ -147,20 +151,14 @@ class Pool:
                 if link is None and len(self.by_capabilities) >= CAPABILITY_SETS:
                     return shared
                 link = self.by_capabilities[key] = await self.open(None, asked)
-                link.announces = False  # the shared one tells every client of changes
+                await link.adopt(dict(shared.subscriptions))  # what listen streams wait for
             return link
 
-    async def subscriber(self, scope: RequestScope) -> Link:
-        """The connection a subscription goes over: the client's own, or the shared one
-        (updates come where the subscription was made, and it announces them to all)."""
-        if self.upstream.per_session:
-            return await self.link_for(scope)
-        shared = self.shared
-        if shared is None or shared.closed:
-            await self.link_for(scope)  # connects it again
-            shared = self.shared
-        assert shared is not None
-        return shared
+    def shared_links(self) -> list[Link]:
+        """The connections every client may use: the shared one and those per set of
+        capabilities (a listen stream's resources are subscribed on each)."""
+        links = [self.shared, *self.by_capabilities.values()]
+        return [link for link in links if link is not None and not link.closed]
 
     def _limits(self) -> Limits:
         assert self.limits is not None, "the pool serves once the proxy's server is made"

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, Literal
@@ -46,6 +47,8 @@ from .quota import ClientQuota
 from .upstream import Upstream
 
 log = logging.getLogger("mcpgen.runtime.gateway")
+#: A change heard again this soon (on another connection to the same upstream) is the same.
+ONCE_WITHIN = 0.5
 #: Each client's bounds unless a proxy is given others (``quota=None``: none).
 DEFAULT_QUOTA = ClientQuota()
 
@@ -165,6 +168,8 @@ class Proxy:
         #: Resources downstream listen streams wait for, by (session, request id).
         self._listened: dict[tuple[int, Any], list[str]] = {}
         self._background: set[asyncio.Task[None]] = set()
+        #: Where and when each change was last heard: (what, uri, session) → (link, time).
+        self._announced: dict[tuple[str, str | None, int], tuple[int, float]] = {}
 
     @property
     def upstream(self) -> Upstream:
@@ -382,12 +387,27 @@ class Proxy:
             "instructions": self._instructions or ("\n\n".join(told) or None),
         }
 
-    async def _changed(self, what: str, uri: str | None, owner: Session | None) -> None:
+    async def _changed(
+        self, what: str, uri: str | None, owner: Session | None, heard_on: int
+    ) -> None:
         """Announce an upstream's change to the clients it concerns: the one session its
-        link serves, or every client."""
+        link serves, or every client. The same change heard on another connection to the
+        upstream within :data:`ONCE_WITHIN` seconds (an upstream telling each of its
+        sessions) is the same change, announced once; one heard again on the same
+        connection is a change again."""
         server = self._server
         if server is None:
             return
+        now = time.monotonic()
+        key = (what, uri, id(owner))
+        last_on, last_at = self._announced.get(key, (heard_on, -ONCE_WITHIN))
+        if last_on != heard_on and now - last_at < ONCE_WITHIN:
+            return
+        self._announced[key] = (heard_on, now)
+        if len(self._announced) > 1024:  # forget the old ones
+            self._announced = {
+                k: (on, at) for k, (on, at) in self._announced.items() if now - at < ONCE_WITHIN
+            }
         if owner is None:
             await server.notify_changed(what, uri)
             return
@@ -413,14 +433,14 @@ class Proxy:
             task.add_done_callback(self._background.discard)
 
     async def _rewant(self, change: str, uris: list[str]) -> None:
+        """(Un)subscribe each shared connection to the upstream owning each URI (per-
+        session connections follow their own clients' requests)."""
         for uri in uris:
             try:
                 mount, params = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
-                link = self.pools[self.mounts.index(mount)].shared
-                if link is None:  # per-session links follow their clients' own requests
-                    continue
                 inner = str(params["uri"])
-                await (link.want(inner) if change == "want" else link.unwant(inner))
+                for link in self.pools[self.mounts.index(mount)].shared_links():
+                    await (link.want(inner) if change == "want" else link.unwant(inner))
             except Exception as exc:  # the listen stays open; its updates may not come
                 log.warning("subscribing the upstream to %s failed: %s", uri, exc)
 
@@ -432,7 +452,7 @@ class Proxy:
             return {}  # this session holds it already, or never did
         mount, inner = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
         pool = self.pools[self.mounts.index(mount)]
-        link = await pool.subscriber(scope)
+        link = await pool.link_for(scope)
         try:
             await (link.want(str(inner["uri"])) if on else link.unwant(str(inner["uri"])))
         except ConnectionClosed as exc:

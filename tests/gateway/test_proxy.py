@@ -120,6 +120,16 @@ class Answering(c.ClientHandlers):
         self.heard.append(("updated", params.uri))
 
 
+class AnsweringAll(Answering):
+    """A client that can be asked all the proxy relays (its roots too): it shares the
+    proxy's connection declaring everything."""
+
+    async def list_roots(
+        self, params: t.ListRootsRequestParams, ctx: c.RequestContext
+    ) -> t.ListRootsResult:
+        return t.ListRootsResult(roots=[])
+
+
 @asynccontextmanager
 async def proxied(
     up: Mode, down: Mode, app: App | None = None, handlers: Any = None, **options: Any
@@ -214,8 +224,8 @@ def test_list_changes_and_resource_updates_come_back_in_every_pair_of_eras(
                 )
             for _ in range(100):  # until the upstream subscription is made
                 await asyncio.sleep(0.02)
-                link = proxy.pools[0].shared
-                if link is not None and "mem://note" in link.subscriptions:
+                links = proxy.pools[0].shared_links()
+                if any("mem://note" in link.subscriptions for link in links):
                     break
             app.add_tool(lambda: 2, name="two")
             await app.resource_updated("mem://note")
@@ -479,7 +489,7 @@ def test_a_connection_made_anew_subscribes_again_to_what_clients_wait_for() -> N
     one, which asks the upstream again for the updates a client subscribed to."""
 
     async def scenario() -> None:
-        app, handlers = upstream_app(), Answering()
+        app, handlers = upstream_app(), AnsweringAll()
         async with proxied("legacy", "legacy", app=app, handlers=handlers) as (client, proxy):
             await client.session.request("resources/subscribe", {"uri": "mem://note"})
             first = proxy.pools[0].shared
@@ -573,14 +583,8 @@ def test_questions_a_legacy_upstream_asks_at_once_come_in_one_round() -> None:
             assert isinstance(said.content, t.TextContent)
             return f"{(named.content or {}).get('name')} {said.content.text}"
 
-        class AllThree(Answering):
-            async def list_roots(
-                self, params: t.ListRootsRequestParams, ctx: c.RequestContext
-            ) -> t.ListRootsResult:
-                return t.ListRootsResult(roots=[])
-
         limits = Limits(request_timeout=2.0)  # the first round's wait ends by the close
-        async with proxied("legacy", "auto", app=app, handlers=AllThree(), limits=limits) as (
+        async with proxied("legacy", "auto", app=app, handlers=AnsweringAll(), limits=limits) as (
             client,
             _,
         ):
@@ -625,5 +629,24 @@ def test_the_upstream_judges_each_client_by_what_that_client_declares(up: Mode, 
                 assert text_of(done) == "summarized"
             if up == "legacy":  # roots only; sampling and elicitation
                 assert len(proxy.pools[0].by_capabilities) == 2
+
+    run(scenario())
+
+
+def test_a_resource_updated_twice_is_announced_twice() -> None:
+    """Only the same change heard on two connections is announced once: two updates of
+    one resource in quick succession reach the client as two."""
+
+    async def scenario() -> None:
+        app, handlers = upstream_app(), AnsweringAll()
+        async with proxied("legacy", "legacy", app=app, handlers=handlers) as (client, _):
+            await client.session.request("resources/subscribe", {"uri": "mem://note"})
+            await app.resource_updated("mem://note")
+            await app.resource_updated("mem://note")
+            for _ in range(100):
+                if len(handlers.heard) >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert handlers.heard == [("updated", "mem://note")] * 2
 
     run(scenario())

@@ -216,9 +216,9 @@ def test_a_mounted_upstreams_changes_come_back_under_its_prefix(down: Mode) -> N
                             "subscriptions/listen", {"notifications": wanted}, timeout=60
                         )
                     )
-                link = proxy.pools[0].shared
                 for _ in range(100):
-                    if link is not None and "docs://guide" in link.subscriptions:
+                    links = proxy.pools[0].shared_links()
+                    if any("docs://guide" in link.subscriptions for link in links):
                         break
                     await asyncio.sleep(0.02)
                 await sky.resource_updated("docs://guide")
