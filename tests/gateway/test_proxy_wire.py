@@ -116,7 +116,7 @@ async def test_every_message_the_proxy_sends_is_valid_on_both_hops(
     to_upstream = stdio_client_messages(up, oracle)
     for hop, sent in (("to the client", to_client), ("to the upstream", to_upstream)):
         valid = sum(s.error is None for s in sent)
-        key = f"proxy wire validity, {hop}"  # not "wire validity…": that report is rewritten whole
+        key = f"proxy wire validity, {hop}"  # "wire validity…" lines are rewritten whole
         before = REPORT.get(key, "0 of 0").split()
         REPORT[key] = f"{int(before[0]) + valid} of {int(before[2]) + len(sent)} messages valid"
     problems = problems_of(to_client, "to the client") + problems_of(to_upstream, "to the upstream")
