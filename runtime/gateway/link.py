@@ -7,8 +7,13 @@ sends its client to the downstream client it concerns:
 * a request for input (sampling, elicitation, roots) that a 2026-07-28 upstream makes by
   answering ``input_required`` arrives in the task of the call it belongs to, which knows
   its downstream request (:data:`CALL`); one that a legacy upstream sends as a request of
-  its own goes to the one downstream request in flight over the link (or, on a link that
-  serves one downstream session alone, to that session);
+  its own says nothing of its call, and goes to the one in flight over the link that can
+  be asking (:meth:`Link._only_request`; on a link that serves one downstream session
+  alone, to that session); for a 2026-07-28 client the call is parked across its input
+  rounds (:mod:`~runtime.gateway.parking`);
+* what the upstream may ask is what the downstream client declares (per request to a
+  2026-07-28 upstream; per connection to a legacy one, :class:`~runtime.gateway.pool.Pool`
+  keeping one per set of declarations);
 * a change (``list_changed``, ``resources/updated``) is announced to the downstream
   clients the link serves;
 * a log message goes with the downstream request in flight it can belong to.
