@@ -85,9 +85,9 @@ def upstream_app(signals: Signals | None = None) -> App:
         return "a note"
 
     @app.prompt
-    def review(code: str) -> str:
-        """Review some code."""
-        return f"Review: {code}"
+    def explain(code: str) -> str:
+        """Explain some code."""
+        return f"Explain: {code}"
 
     return app
 
@@ -158,8 +158,8 @@ def test_what_the_upstream_offers_passes_through_in_every_pair_of_eras(
             assert plain(added)["structuredContent"] == {"result": 5}
             read = await client.read_resource(uri="mem://note")
             assert plain(read)["contents"][0]["text"] == "a note"
-            prompt = await client.get_prompt(name="review", arguments={"code": "x = 1"})
-            assert "Review: x = 1" in str(plain(prompt)["messages"])
+            prompt = await client.get_prompt(name="explain", arguments={"code": "x = 1"})
+            assert "Explain: x = 1" in str(plain(prompt)["messages"])
             with pytest.raises(McpError) as refused:
                 await client.call_tool(name="absent", arguments={})
             assert refused.value.code == INVALID_PARAMS and "absent" in refused.value.message

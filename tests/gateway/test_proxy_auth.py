@@ -1,5 +1,5 @@
 """A proxy with OAuth in front of an unprotected upstream: the test-only authorization
-server issues the tokens, every bad-token class of the resource server's own tests is
+server mints the tokens, every bad-token class of the resource server's own tests is
 refused at the proxy, and nothing reaches the upstream without a valid token; a good
 token's request reaches it, without the token. In process (``asgi_driver``), no socket."""
 

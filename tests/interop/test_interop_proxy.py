@@ -34,7 +34,7 @@ pytestmark = [
 ]
 #: Tools left to their own tests below, and why: the research tool takes its time; the
 #: async ones need task-augmented sampling/elicitation the SDK client does not declare;
-#: URL elicitation needs ``elicitation.url`` (issue of the client, not of the proxy).
+#: URL elicitation needs ``elicitation.url``, which the SDK client does not declare here.
 SEPARATE = {
     "simulate-research-query",
     "trigger-sampling-request-async",
