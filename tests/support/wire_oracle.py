@@ -289,8 +289,38 @@ class Oracle:
         return None
 
 
+class Judging:
+    """What :class:`Wire` and :class:`ClientWire` share: the text one side sent, judged
+    message by message (``_one``), each recorded with its verdict as ``sender``'s."""
+
+    sender = "server"
+    scope: str
+    oracle: Oracle
+    version: str | None
+    sent: list[Sent]
+
+    def _judge(self, raw: bytes, version: str | None) -> None:
+        try:
+            data = strict_json(raw)
+        except ValueError as exc:
+            text = f"{exc}: {raw.decode('utf-8', 'replace')}"
+            self._record("junk", None, self.version or version, text)
+            return
+        if isinstance(data, list):
+            self._record("batch", None, self.version or version, data)
+        for message in data if isinstance(data, list) else [data]:
+            self._one(message, version)
+
+    def _one(self, message: Any, hint: str | None) -> None:
+        raise NotImplementedError
+
+    def _record(self, kind: str, method: str | None, version: str | None, message: Any) -> None:
+        sent = Sent(self.scope, kind, method, version, message, sender=self.sender)
+        self.sent.append(self.oracle.check(sent))
+
+
 @dataclass
-class Wire:
+class Wire(Judging):
     """One connection's traffic in wire order (a stdio process, a legacy HTTP session, or
     one stateless HTTP exchange)."""
 
@@ -325,16 +355,7 @@ class Wire:
 
     def from_server(self, raw: bytes, version: str | None = None) -> None:
         """A line, body or SSE event the server sent."""
-        try:
-            data = strict_json(raw)
-        except ValueError as exc:
-            text = f"{exc}: {raw.decode('utf-8', 'replace')}"
-            self._record("junk", None, self.version or version, text)
-            return
-        if isinstance(data, list):
-            self._record("batch", None, self.version or version, data)
-        for message in data if isinstance(data, list) else [data]:
-            self._one(message, version)
+        self._judge(raw, version)
 
     def _one(self, message: Any, hint: str | None) -> None:
         if not isinstance(message, dict):
@@ -356,9 +377,6 @@ class Wire:
             self.version = used = settled if isinstance(settled, str) else None
         self._record(kind, asked, used or self.version or hint, message)
 
-    def _record(self, kind: str, method: str | None, version: str | None, message: Any) -> None:
-        self.sent.append(self.oracle.check(Sent(self.scope, kind, method, version, message)))
-
 
 #: Methods of the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``), which
 #: the core schema does not define.
@@ -366,12 +384,13 @@ EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
 @dataclass
-class ClientWire:
+class ClientWire(Judging):
     """One connection's traffic in wire order, checking what the *client* sends: its
     requests and notifications against the version in use (the one its ``initialize``
     offers until the server's answer settles it, or the one a modern request names), and
     its answers to the server's requests against those requests' results."""
 
+    sender = "client"
     scope: str
     oracle: Oracle
     version: str | None = None
@@ -402,16 +421,8 @@ class ClientWire:
                 self.version = settled if isinstance(settled, str) else self.version
 
     def from_client(self, raw: bytes, version: str | None = None) -> None:
-        try:
-            data = strict_json(raw)
-        except ValueError as exc:
-            text = f"{exc}: {raw.decode('utf-8', 'replace')}"
-            self._record("junk", None, self.version or version, text)
-            return
-        if isinstance(data, list):
-            self._record("batch", None, self.version or version, data)
-        for message in data if isinstance(data, list) else [data]:
-            self._one(message, version)
+        """A line or body the client sent."""
+        self._judge(raw, version)
 
     def _one(self, message: Any, hint: str | None) -> None:
         if not isinstance(message, dict):
@@ -439,7 +450,3 @@ class ClientWire:
         kind = "error" if "error" in message else "result"
         asked, used = self.asked.pop(json.dumps(message.get("id")), (None, None))
         self._record(kind, asked, used or self.version or hint, message)
-
-    def _record(self, kind: str, method: str | None, version: str | None, message: Any) -> None:
-        sent = Sent(self.scope, kind, method, version, message, sender="client")
-        self.sent.append(self.oracle.check(sent))
