@@ -20,7 +20,7 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, Audio, File, Image, McpError, ToolError, header
 from mcpgen.runtime.core.errors import INVALID_PARAMS
-from support.app_scenarios import MODES, plain, run
+from support.app_scenarios import MODES, Answering, plain, run
 
 
 def listed(app: App, name: str, mode: str = "auto") -> dict[str, Any]:
@@ -435,20 +435,6 @@ async def greet(ctx: stubs.Context) -> str:
     )
     assert isinstance(said.content, t.TextContent)
     return said.content.text
-
-
-class Answering(c.ClientHandlers):
-    async def elicit(self, params: t.ElicitRequestParams, ctx: c.RequestContext) -> t.ElicitResult:
-        return t.ElicitResult(action="accept", content={"name": "Ada"})
-
-    async def create_message(
-        self, params: t.CreateMessageRequestParams, ctx: c.RequestContext
-    ) -> t.CreateMessageResult:
-        asked = params.messages[0].content
-        assert isinstance(asked, t.TextContent)
-        return t.CreateMessageResult(
-            role="assistant", content=t.TextContent(text=f"{asked.text}!"), model="m"
-        )
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -21,6 +21,7 @@ from mcpgen.runtime.client import Mode
 from mcpgen.runtime.core.errors import INVALID_PARAMS
 from mcpgen.runtime.gateway import Proxy, Upstream
 from mcpgen.runtime.testing import connect
+from support.app_scenarios import Answering as AdaAnswers
 from support.app_scenarios import plain, run
 
 #: (upstream era, downstream client mode): every pair.
@@ -92,23 +93,11 @@ def upstream_app(signals: Signals | None = None) -> App:
     return app
 
 
-class Answering(c.ClientHandlers):
+class Answering(AdaAnswers):
     """A downstream client that answers what the upstream asks, and notes what it hears."""
 
     def __init__(self) -> None:
         self.heard: list[Any] = []
-
-    async def elicit(self, params: t.ElicitRequestParams, ctx: c.RequestContext) -> t.ElicitResult:
-        return t.ElicitResult(action="accept", content={"name": "Ada"})
-
-    async def create_message(
-        self, params: t.CreateMessageRequestParams, ctx: c.RequestContext
-    ) -> t.CreateMessageResult:
-        asked = params.messages[0].content
-        assert isinstance(asked, t.TextContent)
-        return t.CreateMessageResult(
-            role="assistant", content=t.TextContent(text=f"{asked.text}!"), model="m"
-        )
 
     async def on_logging_message(self, params: t.LoggingMessageNotificationParams) -> None:
         self.heard.append(("log", params.level, params.data))
