@@ -16,10 +16,10 @@ import pytest
 from mcpgen.generated.v2026_07_28 import client as c
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import App, Limits, McpError
+from mcpgen.runtime import App, Limits, McpError, Tasks
 from mcpgen.runtime.client import Mode
 from mcpgen.runtime.core.errors import INVALID_PARAMS
-from mcpgen.runtime.gateway import Proxy, Upstream
+from mcpgen.runtime.gateway import ClientQuota, Proxy, Upstream
 from mcpgen.runtime.testing import connect
 from support.app_scenarios import Answering as AdaAnswers
 from support.app_scenarios import plain, run
@@ -405,7 +405,6 @@ def test_an_upstream_task_is_followed_to_its_end_and_a_task_asked_of_the_proxy_i
     """The proxy runs no tasks of its own yet: a tool its upstream runs only as a task is
     called as one and followed to its result; a call its client asks as a task is
     answered as a plain call."""
-    from mcpgen.runtime import Tasks
 
     async def scenario() -> None:
         app = App("tasking", binding=stubs, tasks=Tasks())
@@ -431,7 +430,6 @@ def test_each_client_is_bounded_in_rate_and_in_flight_and_others_are_served() ->
     """One client over its ``ClientQuota`` is refused at once (-32000, saying which bound
     and when to retry) while another client is served; it is served again once it waits
     (rate) or a call ends (in flight)."""
-    from mcpgen.runtime.gateway import ClientQuota
 
     async def scenario() -> None:
         signals = Signals()
@@ -465,8 +463,6 @@ def test_each_client_is_bounded_in_rate_and_in_flight_and_others_are_served() ->
 
 
 def test_a_quota_is_a_setting_each_proxy_counts_for_itself() -> None:
-    from mcpgen.runtime.gateway import ClientQuota
-
     with pytest.raises(ValueError):
         ClientQuota(per_second=0)
     quota = ClientQuota(per_second=1, burst=1)
@@ -505,7 +501,6 @@ def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, d
     """A tool the upstream runs only as a task asks the user something while it runs: the
     question reaches the downstream client (a 2026-07-28 one in an input round, the task
     followed across its rounds) and its answer reaches the task."""
-    from mcpgen.runtime import Tasks
 
     async def scenario() -> None:
         app = App("tasking", binding=stubs, tasks=Tasks())
