@@ -25,7 +25,7 @@ if str(ROOT / "tests") not in sys.path:  # run as a script, not under pytest
     sys.path.insert(0, str(ROOT / "tests"))
 
 from support.node_tools import node_bin, npm_package, wait_listening  # noqa: E402
-from support.processes import free_port  # noqa: E402
+from support.processes import free_port, stop  # noqa: E402
 
 CACHE = ROOT / ".cache" / "conformance"
 ALPHA = "0.2.0-alpha.12"
@@ -198,11 +198,7 @@ def check_scaffold(node: list[str], alpha: Path, env: dict[str, str], tmp: Path)
             failed += code != 0
             failed += report(f"scaffolded server, {scenario}", tally(out), None)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     return failed
 
 
@@ -233,14 +229,10 @@ def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) ->
             code = run([*node, str(alpha), *args], ROOT, 900, env)
             scored = scored_scenarios(node, alpha, level, env, "Server")
             failed += code != 0
-            title = f"server through mcpgen proxy ({upstream_mode} upstream), {ALPHA} --requirements {level}"
-            failed += report(title, tally(out), scored)
+            title = f"server through mcpgen proxy ({upstream_mode} upstream), {ALPHA}"
+            failed += report(f"{title} --requirements {level}", tally(out), scored)
         finally:
-            proxy.terminate()
-            try:
-                proxy.wait(10)
-            except subprocess.TimeoutExpired:
-                proxy.kill()
+            stop(proxy)
     return failed
 
 
@@ -310,11 +302,7 @@ def main() -> int:
             failures += any(t.passed == 0 for t in scenarios.values())
             failures += check_scaffold(node, alpha, env, Path(tmp))
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     print("conformance: " + ("FAILED" if failures else "every scored scenario passed"))
     return 1 if failures else 0
 
