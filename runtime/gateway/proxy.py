@@ -20,7 +20,6 @@ its name, version and instructions unless given; several are mounted under prefi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import logging
 import time
@@ -237,7 +236,7 @@ class Proxy:
         """Serve until stdin closes (``stdio``) or until interrupted (``http``: Streamable
         HTTP with HTTP+SSE beside it; ``websocket``: MCP over WebSocket at the app's path);
         ``http_options`` go to :class:`~runtime.http.endpoint.McpHttpApp` and
-        ``runtime.http.serve.config``."""
+        ``runtime.http.serve.serve_app``."""
         if transport == "stdio":
             if http_options:
                 raise TypeError(f"options for HTTP given to a stdio proxy: {sorted(http_options)}")
@@ -245,15 +244,13 @@ class Proxy:
             return
         if transport not in ("http", "websocket"):
             raise ValueError(f"transport must be 'stdio', 'http' or 'websocket', not {transport!r}")
-        from ..http.serve import AnnouncingServer, config
+        from ..http.serve import serve_app
 
         if transport == "websocket":
             http_options.setdefault("websocket_path", http_options.get("path", "/mcp"))
         serving = {k: http_options.pop(k) for k in ("http", "log_level") if k in http_options}
         app = self.http_app(**http_options)
-        settings = config(app, host, port, self._options["limits"], **serving)
-        with contextlib.suppress(KeyboardInterrupt):
-            AnnouncingServer(settings).run()
+        serve_app(app, host, port, limits=self._options["limits"], **serving)
 
     def http_app(self, **options: Any) -> ProxyHttpApp:
         """The ASGI app serving the proxy (see :class:`ProxyHttpApp`)."""

@@ -121,6 +121,20 @@ def serve(
     if limits is None:
         limits = getattr(server, "limits", _limits.DEFAULT)
     app = McpHttpApp(server, **app_options)
+    serve_app(app, host, port, limits=limits, http=http, log_level=log_level)
+
+
+def serve_app(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    *,
+    limits: Limits | None = None,
+    http: HttpImpl = "auto",
+    log_level: str = "warning",
+) -> None:
+    """Serve an ASGI ``app`` (an MCP endpoint of its own making, e.g. a proxy's) with the
+    guarded connections of ``limits`` until interrupted, saying where it listens."""
     settings = config(app, host, port, limits, http, log_level=log_level)
     try:
         AnnouncingServer(settings).run()
@@ -128,4 +142,13 @@ def serve(
         pass
 
 
-__all__ = ["AnnouncingServer", "Config", "HttpImpl", "config", "protocol_class", "serve", "url"]
+__all__ = [
+    "AnnouncingServer",
+    "Config",
+    "HttpImpl",
+    "config",
+    "protocol_class",
+    "serve",
+    "serve_app",
+    "url",
+]

@@ -21,7 +21,7 @@ from mcpgen.generated._support import RequestContext
 from mcpgen.generated.v2026_07_28 import client as c
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import McpError
-from mcpgen.runtime.client import CLIENT_LIMITS, Mode, http_client, stdio_client
+from mcpgen.runtime.client import CLIENT_LIMITS, Mode, http_client, stdio_client, websocket_client
 from mcpgen.runtime.gateway import Proxy, Upstream
 from mcpgen.runtime.testing import connect
 from support.app_scenarios import plain
@@ -244,3 +244,19 @@ def test_mcpgen_proxy_with_auth_options_asks_every_request_for_a_token() -> None
         metadata = httpx.get(f"{base}/.well-known/oauth-protected-resource/mcp", timeout=10)
         assert metadata.json()["authorization_servers"] == [issuer]
         assert metadata.json()["scopes_supported"] == ["mcp:access"]
+
+
+def test_mcpgen_proxy_serves_a_stdio_server_over_websocket() -> None:
+    """``mcpgen proxy --transport websocket``: a client of each era calls the upstream's
+    tool at ``ws://…/mcp``."""
+    adder = [sys.executable, str(ROOT / "tests/peers/add_app.py")]
+    command = [*MCPGEN, "--transport", "websocket", "--port", "0", "--", *adder]
+    with announced_http(command, ROOT) as url:
+
+        async def scenario() -> None:
+            for mode in ("legacy", "auto"):
+                async with websocket_client(c.Client, url, mode=mode) as client:
+                    added = await client.call_tool(name="add", arguments={"a": 20, "b": 22})
+                    assert plain(added)["structuredContent"] == {"result": 42}
+
+        run(scenario())

@@ -38,7 +38,8 @@ def stop(process: subprocess.Popen[Any], grace: float = GRACE_S) -> None:
 @contextmanager
 def announced_http(command: Sequence[str], cwd: Path) -> Iterator[str]:
     """Run ``command`` (an HTTP server that announces where it listens on stderr,
-    "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp", after at most a few lines of its
+    "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp", or ``ws://`` for a WebSocket
+    endpoint, after at most a few lines of its
     own or of a process it starts) and give that URL."""
     process = subprocess.Popen(list(command), cwd=cwd, stderr=subprocess.PIPE, text=True)
     try:
@@ -50,7 +51,7 @@ def announced_http(command: Sequence[str], cwd: Path) -> Iterator[str]:
             if not line:
                 break
             said.append(line)
-            found = re.search(r"serving MCP at (http://\S+)", line)
+            found = re.search(r"serving MCP at ((?:http|ws)://\S+)", line)
         assert found, f"no address announced: {''.join(said)!r}"
         yield found.group(1)
     finally:
