@@ -488,7 +488,11 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
     help="A header sent to a URL upstream (repeatable).",
 )
 @click.option(
-    "--env", "envs", multiple=True, metavar="NAME=VALUE", help="Set for an upstream command."
+    "--env",
+    "envs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Added to an upstream command's environment (repeatable).",
 )
 @click.option("--name", help="The name the proxy gives itself (default: the upstream's).")
 @click.option(
