@@ -89,17 +89,28 @@ class ToolHeaders:
     def remember(self, result: Any, drop_invalid: bool) -> None:
         """Record the annotations of a ``tools/list`` result; drop tools with invalid ones
         (over HTTP) from the result itself."""
-        tools = as_array(getattr(result, "tools", None))
+        plain = as_object(result)
+        tools = as_array(
+            plain.get("tools") if plain is not None else getattr(result, "tools", None)
+        )
         if tools is None:
             return
         kept: list[Any] = []
-        for tool in tools:
-            schema = msgspec.to_builtins(getattr(tool, "input_schema", None))
+        for tool in tools:  # typed, or plain JSON (e.g. a list a proxy merged)
+            fields = as_object(tool)
+            if fields is not None:
+                name, schema = fields.get("name"), fields.get("inputSchema")
+            else:
+                name = tool.name
+                schema = msgspec.to_builtins(getattr(tool, "input_schema", None))
+            if not isinstance(name, str):
+                kept.append(tool)
+                continue
             try:
-                self.by_tool[tool.name] = header_annotations(schema)
+                self.by_tool[name] = header_annotations(schema)
             except InvalidAnnotation as exc:
                 if drop_invalid:
-                    log.warning("dropping tool %r: %s", tool.name, exc)
+                    log.warning("dropping tool %r: %s", name, exc)
                     continue
             kept.append(tool)
         tools[:] = kept
