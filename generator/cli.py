@@ -510,6 +510,22 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
     help="Requests each client may have unanswered at a time.",
 )
 @click.option(
+    "--task-after",
+    "task_after_ms",
+    type=click.IntRange(min=0),
+    metavar="MS",
+    help="A call still running after MS milliseconds becomes the proxy's task for a client"
+    " that takes tasks, its result kept until asked (any tool; default: only tools the"
+    " upstream runs as tasks).",
+)
+@click.option(
+    "--strict-tasks",
+    is_flag=True,
+    help="A tool the upstream runs only as a task is refused as a plain call, as the"
+    " upstream refuses it (default: the proxy follows the upstream's task for clients that"
+    " take none).",
+)
+@click.option(
     "--auth-issuer",
     envvar="MCP_AUTH_ISSUER",
     metavar="URL",
@@ -553,6 +569,8 @@ def proxy(
     name: str | None,
     client_rate: float,
     client_in_flight: int,
+    task_after_ms: int | None,
+    strict_tasks: bool,
     auth_issuer: str | None,
     auth_audience: str | None,
     auth_jwks_url: str | None,
@@ -608,7 +626,15 @@ def proxy(
     try:
         burst = max(1, int(2 * client_rate))
         quota = ClientQuota(per_second=client_rate, burst=burst, in_flight=client_in_flight)
-        served = Proxy(targets, name=name, upstream_limits=limits, auth=auth, quota=quota)
+        served = Proxy(
+            targets,
+            name=name,
+            upstream_limits=limits,
+            auth=auth,
+            quota=quota,
+            task_after_ms=task_after_ms,
+            strict_tasks=strict_tasks,
+        )
     except ValueError as exc:  # mounts that would confuse names
         raise click.BadParameter(str(exc), param_hint="--config") from None
     if transport == "stdio":

@@ -41,6 +41,10 @@ from ..client import ClientSession
 from ..core.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from ..core.json_values import as_array, as_object
 from ..core.modern import InputRequired
+from ..client.tasks import TaskHandle, legacy_tasks, modern_info
+from ..tasks.engine import TaskScope
+from ..tasks.extension import EXTENSION as TASKS
+from ..tasks.extension import DetailedTask
 from .parking import ParkedCall, Parking
 from .upstream import Upstream
 
@@ -51,8 +55,8 @@ CALL: ContextVar[RequestScope | ParkedCall | None] = ContextVar("mcpgen_gateway_
 #: ``_meta`` keys of the protocol itself: each hop sets its own.
 PROTOCOL_META = "io.modelcontextprotocol/"
 #: Params that belong to one hop: a 2026-07-28 request's answered input and signed state,
-#: and a task asked of the proxy (which runs no tasks of its own yet: it answers the call
-#: itself, following a task the upstream makes of it to its end).
+#: and a task asked of the proxy (the proxy's own task, when it runs tasks; the upstream is
+#: asked for one of its own only where that is how its tool runs).
 HOP_PARAMS = ("inputResponses", "requestState", "task")
 #: A change an upstream announces → what the proxy announces (``Server.notify_changed``).
 CHANGED = {
@@ -284,30 +288,56 @@ class Link:
         if session is None:
             raise McpError(INTERNAL_ERROR, f"the upstream {self.upstream.name!r} is not connected")
         self.last_used = time.monotonic()
-        as_task = method == CALL_TOOL and await self._only_as_task(session, params)
-        parks = self.era == "legacy" or as_task  # questions asked outside the call's answer
-        if parks and scope.event.peer is not None and method in BRIDGED:
+        rounds = scope.event.peer is not None and method in BRIDGED and not running_task(scope)
+        parked = self.parking.returning(scope, client) if rounds else None
+        if parked is not None:  # a 2026-07-28 client back with its answers
+            return await self._round(parked, scope)
+        as_task = method == CALL_TOOL and await self._only_as_task(session, params, scope)
+        if rounds and (self.era == "legacy" or as_task):  # questions outside the answer
             return await self._bridged(session, method, params, scope, client, as_task)
         progress = _progress_to(lambda: scope) if "progressToken" in scope.meta else None
         declared = None
         if self.era == "modern":  # a 2026-07-28 upstream reads these per request
             session.conn.log_level = _log_level_of(scope)
             declared = self._as_declared_by(scope)
+        opt_in = (TASKS,) if method == CALL_TOOL and self.runs_tasks else ()
         self._began(scope)
         token = CALL.set(scope)
         try:
             if as_task:
                 return await self._as_task(session, params)
             answer = await session.request(
-                method, hop_params(params), progress=progress, capabilities=declared
+                method,
+                hop_params(params),
+                progress=progress,
+                capabilities=declared,
+                opt_in=opt_in,
+                task_result=DetailedTask if opt_in else None,
             )
+            if isinstance(answer, DetailedTask):  # the upstream made a task of the call
+                handle = TaskHandle(session, modern_info(answer))
+                if rounds:  # its questions come outside any answer: the call is parked
+                    return await self._park(lambda: _followed(handle), scope, client)
+                return await _followed(handle)
         finally:
             CALL.reset(token)
-            self.inflight.remove(scope)
+            if scope in self.inflight:
+                self.inflight.remove(scope)
             self.last_used = time.monotonic()
         if method == LIST_TOOLS:
             self._learn_task_support(answer)
         return answer
+
+    @property
+    def runs_tasks(self) -> bool:
+        """Whether a 2026-07-28 upstream may run a call as a task (declares the extension):
+        its calls declare it too, and a task it makes of one is followed to its end."""
+        session = self.session
+        return (
+            session is not None
+            and self.era == "modern"
+            and TASKS.declared("modern", session.server_capabilities)
+        )
 
     # -- tools the upstream runs only as tasks ------------------------------------------------
 
@@ -322,10 +352,11 @@ class Link:
                 learned[str(fields["name"])] = support
         self.task_support = learned
 
-    async def _only_as_task(self, session: ClientSession, params: Any) -> bool:
-        """Whether the upstream runs this tool only as a task (its tools listed once to
-        learn it, the first time a call needs to know)."""
-        if self.task_support is None:
+    async def learn_task_support(self) -> dict[str, str]:
+        """Each upstream tool's ``execution.taskSupport`` (its tools listed once to learn
+        it, the first time it is needed)."""
+        session = self.session
+        if self.task_support is None and session is not None:
             self.task_support = {}
             cursor: str | None = None
             for _ in range(MAX_PAGES):
@@ -335,22 +366,28 @@ class Link:
                 if not isinstance(after, str) or not after:
                     break
                 cursor = after
+        return self.task_support or {}
+
+    async def _only_as_task(self, session: ClientSession, params: Any, scope: RequestScope) -> bool:
+        """Whether this call goes to a legacy upstream as a task: a tool it runs only as
+        one, or one it may run as one called for a downstream task (which so waits on the
+        upstream's task, not on a request held open). A 2026-07-28 upstream decides for
+        itself (:attr:`runs_tasks`)."""
+        if self.runs_tasks:  # (it decides; the call declares the extension)
+            return False
         name = getattr(params, "name", None)
         if name is None:
             name = (as_object(params) or {}).get("name")
-        return self.task_support.get(str(name)) == "required"
+        support = (await self.learn_task_support()).get(str(name))
+        if support == "optional":
+            return running_task(scope) and legacy_tasks(session)
+        return support == "required"
 
     async def _as_task(self, session: ClientSession, params: Any) -> Any:
         """Call as a task, and follow it to its result (cancelled with the call)."""
         plain = hop_params(params)
         arguments = as_object(plain.get("arguments"))
-        handle = await session.call_tool_as_task(str(plain.get("name")), arguments)
-        try:
-            return await handle.result()
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(handle.cancel())
-            raise
+        return await _followed(await session.call_tool_as_task(str(plain.get("name")), arguments))
 
     async def _bridged(
         self,
@@ -363,26 +400,42 @@ class Link:
     ) -> Any:
         """A 2026-07-28 client's request that may be asked for input while it waits, not in
         an answer of its own: to a legacy upstream (which asks with requests), or run as an
-        upstream task (whose questions come while it is followed). The call is parked across
-        the client's rounds (:mod:`~runtime.gateway.parking`), and is itself what its
-        questions are routed to (:data:`CALL`, in its task)."""
-        parked = self.parking.returning(scope, client)
-        if parked is None:
-            current = [scope]
-            progress = _progress_to(lambda: current[0]) if "progressToken" in scope.meta else None
-            holder: list[ParkedCall] = []
+        upstream task (whose questions come while it is followed)."""
+        progress = [scope]
+        relay = _progress_to(lambda: progress[0]) if "progressToken" in scope.meta else None
 
-            async def call() -> Any:
-                CALL.set(holder[0])  # in this task only: its questions go to the parked call
-                if as_task:
-                    return await self._as_task(session, params)
-                return await session.request(method, hop_params(params), progress=progress)
+        async def call() -> Any:
+            if as_task:
+                return await self._as_task(session, params)
+            return await session.request(method, hop_params(params), progress=relay)
 
-            parked = self.parking.park(call(), client)
-            holder.append(parked)
-            parked.rounds = current
-            self._began(parked)
-            parked.task.add_done_callback(lambda _: self.inflight.remove(parked))
+        return await self._park(call, scope, client, progress)
+
+    async def _park(
+        self,
+        call: Callable[[], Awaitable[Any]],
+        scope: RequestScope,
+        client: Any,
+        rounds: list[RequestScope] | None = None,
+    ) -> Any:
+        """Run ``call`` parked across the client's rounds (:mod:`~runtime.gateway.parking`),
+        itself what its questions are routed to (:data:`CALL`, in its task); ``rounds``
+        (first and only item: the round under way) is shared with its progress relay."""
+        holder: list[ParkedCall] = []
+
+        async def parked_call() -> Any:
+            CALL.set(holder[0])  # in this task only: its questions go to the parked call
+            return await call()
+
+        parked = self.parking.park(parked_call(), client)
+        holder.append(parked)
+        parked.rounds = rounds if rounds is not None else [scope]
+        self._began(parked)
+        parked.task.add_done_callback(lambda _: self.inflight.remove(parked))
+        return await self._round(parked, scope)
+
+    async def _round(self, parked: ParkedCall, scope: RequestScope) -> Any:
+        """One downstream round of a parked call: its answer, or ``input_required``."""
         parked.rounds[0] = scope
         try:
             result = await parked.round(scope)
@@ -484,6 +537,22 @@ class Link:
             conn = self.owner.conn
             if conn.version is not None and conn.log_allowed(level):
                 await self.owner.notify("notifications/message", plain)
+
+
+def running_task(scope: RequestScope) -> bool:
+    """Whether ``scope`` is a downstream request running as the proxy's task (what it
+    asks of its client goes through the task, not through rounds of its request)."""
+    return isinstance(scope, TaskScope) and scope.run is not None
+
+
+async def _followed(handle: TaskHandle) -> Any:
+    """An upstream task followed to its result; cancelled upstream with its follower."""
+    try:
+        return await handle.result()
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(handle.cancel())
+        raise
 
 
 def _log_level_of(scope: RequestScope) -> str | None:

@@ -88,18 +88,20 @@ class ParkedCall:
         or ``InputRequired`` for the questions still open."""
         while True:
             open_questions = [(k, q) for k, q in self.questions.items() if not q.answer.done()]
-            if open_questions:
+            if open_questions:  # asked together (a round's, or a task's while it runs)
+                answers = await asyncio.gather(
+                    *(scope.request(q.method, q.params, None, k) for k, q in open_questions),
+                    return_exceptions=True,
+                )
                 missing: InputRequired | None = None
-                for key, question in open_questions:
-                    try:
-                        answer = await scope.request(question.method, question.params, None, key)
-                    except InputRequired as exc:
-                        missing = exc
-                        continue
-                    except McpError as exc:  # e.g. the client lacks the capability: the
-                        question.answer.set_exception(exc)  # upstream's request fails
-                        continue
-                    if not question.answer.done():
+                for (_, question), answer in zip(open_questions, answers):
+                    if isinstance(answer, InputRequired):
+                        missing = answer
+                    elif isinstance(answer, McpError):  # e.g. the client lacks the
+                        question.answer.set_exception(answer)  # capability: it fails upstream
+                    elif isinstance(answer, BaseException):
+                        raise answer
+                    elif not question.answer.done():
                         question.answer.set_result(answer)
                 if missing is not None:
                     raise missing

@@ -70,6 +70,26 @@ class Pool:
         self.by_capabilities: dict[str, Link] = {}
         self._lock = asyncio.Lock()
         self._sweeping: asyncio.Task[None] | None = None
+        #: What the upstream said of its tools as tasks when first connected (a live
+        #: shared connection's own knowledge is newer), and whether it makes tasks itself.
+        self._task_support: dict[str, str] = {}
+        self.runs_tasks = False
+
+    async def learn_tasks(self, link: Link) -> None:
+        """Learn from ``link`` (the first connection) which tools the upstream runs as
+        tasks, or whether it decides for itself (a 2026-07-28 upstream)."""
+        self.runs_tasks = link.runs_tasks
+        session = link.session
+        if session is not None and "tools" in session.server_capabilities:
+            self._task_support = dict(await link.learn_task_support())
+
+    @property
+    def task_support(self) -> dict[str, str]:
+        """Each upstream tool's ``execution.taskSupport``, as last learned."""
+        shared = self.shared
+        if shared is not None and shared.task_support is not None:
+            return shared.task_support
+        return self._task_support
 
     async def open(
         self, owner: Session | None = None, capabilities: Mapping[str, Any] | None = None

@@ -44,6 +44,7 @@ from .parking import Parking
 from .pool import Pool, client_of
 from .quota import ClientQuota
 from .upstream import Upstream
+from ..tasks.engine import IMMEDIATE_MS, Tasks
 
 log = logging.getLogger("mcpgen.runtime.gateway")
 #: A change heard again this soon (on another connection to the same upstream) is the same.
@@ -69,6 +70,7 @@ LISTED = {
     "resources/list": ("resources", "resources"),
     "resources/templates/list": ("resourceTemplates", "resources"),
 }
+CALL_TOOL, LIST_TOOLS = "tools/call", "tools/list"
 #: Lists whose changes an upstream may announce.
 LISTS = ("tools", "prompts", "resources")
 Transport = Literal["stdio", "http", "websocket"]
@@ -106,7 +108,10 @@ class Proxy:
     ``limits`` bound what downstream clients can make the proxy hold (and how many
     upstream connections a ``per_session`` upstream may have open: ``max_sessions``);
     ``upstream_limits`` bound what an upstream can (its ``request_timeout`` is how long
-    a proxied request may wait). ``quota`` bounds each client's requests per second and
+    a proxied request may wait). The proxy runs tasks of its own (``tasks``, default in
+    memory) when an upstream runs tasks or ``task_after_ms`` is set: a call slower than
+    that many milliseconds becomes a task for a client that takes tasks, kept until it
+    asks for its result (see :meth:`task_support` and ``strict_tasks``). ``quota`` bounds each client's requests per second and
     in flight (:class:`~runtime.gateway.quota.ClientQuota`; None: no bound). With several
     upstreams, each list is fetched whole from each (at most ``list_pages`` pages) and
     served in pages of ``page_size``. The other options are :class:`Server`'s.
@@ -131,9 +136,14 @@ class Proxy:
         page_size: int = 100,
         list_pages: int = 100,
         quota: ClientQuota | None = DEFAULT_QUOTA,
+        tasks: Tasks | None = None,
+        task_after_ms: int | None = None,
+        strict_tasks: bool = False,
     ) -> None:
         if page_size < 1 or list_pages < 1:
             raise ValueError("page_size and list_pages must be positive")
+        if task_after_ms is not None and task_after_ms < 0:
+            raise ValueError("task_after_ms must not be negative")
         self.mounts = mounts_of(upstream)
         check_mounts(self.mounts)
         self.binding = binding or newest_binding()
@@ -150,6 +160,11 @@ class Proxy:
             "state_key": state_key,
             "middleware": (*([quota.meter()] if quota is not None else []), *middleware),
         }
+        #: The proxy's own tasks (made at start when not given and needed) and, when set,
+        #: how long any call runs before a client that takes tasks gets one instead.
+        self.tasks = tasks
+        self.task_after_ms = task_after_ms
+        self.strict_tasks = strict_tasks
         self._server: Server | None = None
         self._lock = asyncio.Lock()
         #: Calls of legacy upstreams waiting on a 2026-07-28 client's next input round.
@@ -202,6 +217,8 @@ class Proxy:
                 for link in links:
                     await link.close()
                 raise failed[0]
+            for pool, link in zip(self.pools, links):
+                await pool.learn_tasks(link)
             self._server = self._server_like(links)
             for pool, link in zip(self.pools, links):
                 pool.limits = self._server.limits
@@ -214,6 +231,8 @@ class Proxy:
     async def close(self) -> None:
         """Close every upstream connection (a command's processes shut down)."""
         await self.parking.close()
+        if self.tasks is not None:
+            await self.tasks.close()
         await asyncio.gather(*(pool.close() for pool in self.pools), return_exceptions=True)
 
     async def __aenter__(self) -> Proxy:
@@ -279,9 +298,11 @@ class Proxy:
         """The answer to a downstream request, from the upstream it belongs to (lists:
         from every upstream, merged)."""
         if self._as_is:
-            return await self._sent(self.pools[0], method, params, scope)
+            answer = await self._sent(self.pools[0], method, params, scope)
+            return self._with_task_support(answer) if method == LIST_TOOLS else answer
         if method in LISTED:
-            return await self._merged(method, params, scope)
+            answer = await self._merged(method, params, scope)
+            return self._with_task_support(answer) if method == LIST_TOOLS else answer
         plain = as_object(msgspec.to_builtins(params)) if params is not None else None
         mount, inner = owner_of(self.mounts, method, plain or {})
         pool = self.pools[self.mounts.index(mount)]
@@ -329,6 +350,70 @@ class Proxy:
         )
         return items
 
+    # -- tasks -------------------------------------------------------------------------------
+
+    def task_support(self, name: str) -> str:
+        """How the proxy runs the tool ``name`` (its downstream name) as a task:
+        "optional" where its upstream runs it as one (a client that takes no tasks is
+        answered in the foreground, the proxy following the upstream's task; with
+        ``strict_tasks`` a tool the upstream runs only as one is "required", refused as a
+        plain call as the upstream refuses it) or where ``task_after_ms`` is set (the
+        proxy keeps the call in a task of its own), else "forbidden"."""
+        upstream = self._upstream_support(name)
+        if upstream == "required" and self.strict_tasks:
+            return "required"
+        if upstream != "forbidden" or self.task_after_ms is not None:
+            return "optional"
+        return "forbidden"
+
+    def task_immediate_ms(self, name: str) -> int | None:
+        """A tool its upstream runs only as a task is the proxy's task at once (what it
+        asks goes through the task); others after ``Tasks.immediate_ms``."""
+        return 0 if self._upstream_support(name) == "required" else None
+
+    def _upstream_support(self, name: str) -> str:
+        """The upstream's ``taskSupport`` of the tool ``name`` ("optional" for a 2026-07-28
+        upstream that runs tasks: it decides per call)."""
+        try:
+            mount, inner = owner_of(self.mounts, CALL_TOOL, {"name": name})
+        except McpError:
+            return "forbidden"
+        pool = self.pools[self.mounts.index(mount)]
+        learned = pool.task_support.get(str(inner.get("name")))
+        if learned is None:
+            return "optional" if pool.runs_tasks else "forbidden"
+        return learned
+
+    def _with_task_support(self, listed: Any) -> Any:
+        """A tool list saying how the proxy runs each tool as a task (it, not the upstream,
+        is who the client asks), when it runs tasks."""
+        if self.tasks is None:
+            return listed
+        plain = as_object(msgspec.to_builtins(listed)) or {}
+        for tool in as_array(plain.get("tools")) or []:
+            fields = as_object(tool)
+            if fields is not None and isinstance(fields.get("name"), str):
+                execution = as_object(fields.get("execution")) or {}
+                fields["execution"] = {
+                    **execution,
+                    "taskSupport": self.task_support(str(fields["name"])),
+                }
+        return plain
+
+    def _tasks_for(self, links: Sequence[Any]) -> Tasks | None:
+        """The proxy's tasks: as given; else made when it has tasks to run (an upstream
+        that runs tasks, or ``task_after_ms``)."""
+        if self.tasks is None and (
+            self.task_after_ms is not None
+            or any(pool.runs_tasks or _tasks_in(pool.task_support) for pool in self.pools)
+        ):
+            self.tasks = Tasks(
+                immediate_ms=IMMEDIATE_MS if self.task_after_ms is None else self.task_after_ms
+            )
+        elif self.tasks is not None and self.task_after_ms is not None:
+            self.tasks.immediate_ms = self.task_after_ms
+        return self.tasks
+
     # -- the server ----------------------------------------------------------------------------
 
     def _server_like(self, links: Sequence[Any]) -> Server:
@@ -349,9 +434,12 @@ class Proxy:
             if any((as_object(caps.get(kind)) or {}).get("listChanged") for caps in caps_of)
         ]
         options = {k: v for k, v in self._options.items() if v is not None}
+        tasks = self._tasks_for(links) if "tools" in offered else None
         server = Server(
             handlers,
             **self._identity_of(links),
+            tasks=tasks,
+            task_tools=self if tasks is not None else None,
             logging=any("logging" in caps for caps in caps_of),
             list_changed=changing,
             auth=self.auth,
@@ -457,6 +545,10 @@ class Proxy:
                 INTERNAL_ERROR, f"the upstream {pool.upstream.where} went away: {exc}"
             ) from None
         return {}
+
+
+def _tasks_in(support: dict[str, str]) -> bool:
+    return any(value in ("optional", "required") for value in support.values())
 
 
 def _unfiltered(mount: Mount) -> bool:

@@ -399,12 +399,13 @@ def test_an_upstream_that_gives_up_on_its_question_cancels_the_clients() -> None
 
 
 @pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
-def test_an_upstream_task_is_followed_to_its_end_and_a_task_asked_of_the_proxy_is_a_call(
+def test_a_tool_the_upstream_runs_only_as_a_task_is_a_call_or_a_task_of_the_proxy(
     up: Mode, down: Mode
 ) -> None:
-    """The proxy runs no tasks of its own yet: a tool its upstream runs only as a task is
-    called as one and followed to its result; a call its client asks as a task is
-    answered as a plain call."""
+    """A tool its upstream runs only as a task: called plainly, the proxy follows the
+    upstream's task and answers the call (with ``strict_tasks``, the call is refused as
+    its era says: -32601 in 2025-11-25, -32021 naming the extension in 2026-07-28); asked
+    as a task, the client gets the proxy's task, whose result is the upstream task's."""
 
     async def scenario() -> None:
         app = App("tasking", binding=stubs, tasks=Tasks())
@@ -412,16 +413,83 @@ def test_an_upstream_task_is_followed_to_its_end_and_a_task_asked_of_the_proxy_i
         @app.tool(task="required")
         async def report(quarter: str) -> str:
             """Only as a task."""
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
             return f"report for {quarter}"
 
         async with proxied(up, down, app=app) as (client, proxy):
-            assert "tasks" not in proxy.server.capabilities
+            assert "tasks" in proxy.server.capabilities
+            assert proxy.task_support("report") == "optional"
             called = await client.call_tool(name="report", arguments={"quarter": "Q3"})
             assert text_of(called) == "report for Q3"
-            asked = {"name": "report", "arguments": {"quarter": "Q4"}, "task": {"ttl": 60_000}}
-            answered = await client.session.session.request("tools/call", asked)
-            assert text_of(answered) == "report for Q4"
+        async with proxied(up, down, app=app, strict_tasks=True) as (client, proxy):
+            assert proxy.task_support("report") == "required"
+            if down == "legacy":  # (2026-07-28 tools say nothing of tasks)
+                listed = plain(await client.session.request("tools/list", {}))
+                assert listed["tools"][0]["execution"] == {"taskSupport": "required"}
+            with pytest.raises(McpError) as refused:
+                await client.call_tool(name="report", arguments={"quarter": "Q3"})
+            assert refused.value.code == (-32601 if down == "legacy" else -32021)
+            handle = await client.session.call_tool_as_task("report", {"quarter": "Q4"})
+            assert not handle.immediate
+            assert handle.task_id
+            assert text_of(await handle.result()) == "report for Q4"
+            status = await handle.status()
+            assert status.status == "completed"
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_a_slow_call_becomes_a_task_of_the_proxy_after_task_after_ms(up: Mode, down: Mode) -> None:
+    """``task_after_ms`` in front of an upstream that runs no tasks: a call slower than it
+    becomes the proxy's task for a client that takes tasks, its result kept until asked;
+    a quicker call is answered as it is; cancelling the task cancels the upstream call."""
+
+    async def scenario() -> None:
+        signals = Signals()
+        app = upstream_app(signals)
+
+        @app.tool
+        async def pause(seconds: float) -> str:
+            """Sleep a while."""
+            await asyncio.sleep(seconds)
+            return f"slept {seconds}"
+
+        async with proxied(up, down, app=app, task_after_ms=100) as (client, proxy):
+            assert proxy.task_support("add") == "optional"
+            quick = await client.session.call_tool_as_task("add", {"a": 1, "b": 2})
+            if down == "auto":  # the server decides: answered at once
+                assert quick.immediate
+            assert plain(await quick.result())["structuredContent"] == {"result": 3}
+            slow = await client.session.call_tool_as_task("pause", {"seconds": 0.4})
+            assert not slow.immediate
+            assert text_of(await slow.result()) == "slept 0.4"
+            hanging = await client.session.call_tool_as_task("slow", {})
+            assert not hanging.immediate
+            await asyncio.wait_for(signals.started.wait(), 5)
+            await hanging.cancel()
+            await asyncio.wait_for(signals.cancelled.wait(), 5)
+            assert (await hanging.status()).status == "cancelled"
+            added = await client.call_tool(name="add", arguments={"a": 2, "b": 2})
+            assert plain(added)["structuredContent"] == {"result": 4}
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
+def test_a_question_asked_during_a_task_of_the_proxy_reaches_the_client(
+    up: Mode, down: Mode
+) -> None:
+    """A call running as the proxy's task whose upstream asks the user something: the
+    task waits for input (``input_required``), the client's answer reaches the upstream,
+    and the task completes with the upstream's answer."""
+
+    async def scenario() -> None:
+        async with proxied(up, down, handlers=Answering(), task_after_ms=0) as (client, _):
+            handle = await client.session.call_tool_as_task("greet", {})
+            assert not handle.immediate
+            result = await asyncio.wait_for(handle.result(), 10)
+            assert plain(result)["content"] == [{"type": "text", "text": "Greet Ada!"}]
 
     run(scenario())
 
@@ -499,8 +567,10 @@ def test_a_connection_made_anew_subscribes_again_to_what_clients_wait_for() -> N
 @pytest.mark.parametrize(("up", "down"), PAIRS, ids=IDS)
 def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, down: Mode) -> None:
     """A tool the upstream runs only as a task asks the user something while it runs: the
-    question reaches the downstream client (a 2026-07-28 one in an input round, the task
-    followed across its rounds) and its answer reaches the task."""
+    question reaches the downstream client, in a plain call (a 2026-07-28 one in an input
+    round, the upstream task followed across its rounds) and through the proxy's task (a
+    request tied to it in 2025-11-25, its ``inputRequests`` in 2026-07-28); the answer
+    reaches the upstream's task."""
 
     async def scenario() -> None:
         app = App("tasking", binding=stubs, tasks=Tasks())
@@ -519,6 +589,9 @@ def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, d
         async with proxied(up, down, app=app, handlers=Answering()) as (client, _):
             called = await client.call_tool(name="survey", arguments={})
             assert text_of(called) == "surveyed Ada"
+            handle = await client.session.call_tool_as_task("survey", {})
+            assert not handle.immediate
+            assert text_of(await asyncio.wait_for(handle.result(), 10)) == "surveyed Ada"
 
     run(scenario())
 
