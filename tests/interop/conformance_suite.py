@@ -5,8 +5,10 @@ suite from the npm registry into ``.cache/conformance`` (once), starts the every
 server over HTTP on 127.0.0.1, runs the server suites (0.2.0-alpha.12 at both requirement
 levels, 0.1.16 ``--suite all``) and the client suites at both levels (authorization
 included; the client credentials extension's two scenarios scored too, and 2025-03-26's
-two authorization scenarios run at that revision), prints the counts, and exits non-zero on
-any failure that counts.
+two authorization scenarios run at that revision), then the server suites at both levels
+again through ``mcpgen proxy`` in front of the everything server, the proxy's upstream
+speaking the other era (``--proxy``: those runs alone); prints the counts, and exits
+non-zero on any failure that counts.
 """
 
 from __future__ import annotations
@@ -205,6 +207,28 @@ def check_scaffold(node: list[str], alpha: Path, env: dict[str, str], tmp: Path)
 #: The upstream era a proxy speaks for each requirement level's run: the other one, so that
 #: every scenario crosses the bridge between the eras.
 PROXY_UPSTREAM = {"2025-11-25": "modern", "2026-07-28": "legacy"}
+#: Checks no proxy can pass in front of a legacy upstream, by the spec's own rules, and why.
+BEYOND_A_LEGACY_UPSTREAM = {
+    "sep-2322-elicitation-incomplete": "the fixture must name its elicitation's input key"
+    ' "user_name"; a 2025-11-25 server asks with an elicitation/create request, which has'
+    " no key, so a proxy names it itself",
+    "sep-2663-mrtr-synchronous-before-task-creation": "the fixture must ask its first"
+    " question before it becomes a task; a 2025-11-25 server runs a tool it runs only as a"
+    " task wholly inside its task, so a proxy cannot tell a question asked before the task"
+    " from one asked in it (the proxy makes such a call a task at once)",
+}
+
+
+def excuse(scenarios: dict[str, Tally], excused: dict[str, str]) -> None:
+    """Take the ``excused`` checks' failures out of the count, printing why each is."""
+    for name, t in scenarios.items():
+        kept = [f for f in t.failures if f.split(":", 1)[0] not in excused]
+        for failure in t.failures:
+            check = failure.split(":", 1)[0]
+            if check in excused:
+                print(f"  not counted, {name}: {check}: {excused[check]}")
+        t.failed -= len(t.failures) - len(kept)
+        t.failures = kept
 
 
 def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) -> int:
@@ -217,7 +241,7 @@ def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) ->
         proxy = subprocess.Popen(
             [sys.executable, "-m", "mcpgen", "proxy", "--transport", "http", "--port", str(port)]
             + ["--upstream-mode", upstream_mode, "--client-rate", "1000", "--client-in-flight"]
-            + ["256", "--", sys.executable, "-m", "examples.everything"],
+            + ["256", "--strict-tasks", "--", sys.executable, "-m", "examples.everything"],
             cwd=ROOT,
             stderr=subprocess.DEVNULL,
         )
@@ -226,11 +250,14 @@ def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) ->
             out = tmp / f"proxy-{level}"
             url = f"http://127.0.0.1:{port}/mcp"
             args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
-            code = run([*node, str(alpha), *args], ROOT, 900, env)
+            run([*node, str(alpha), *args], ROOT, 900, env)
             scored = scored_scenarios(node, alpha, level, env, "Server")
-            failed += code != 0
+            if level == "2026-07-28":
+                scored |= TASK_SCENARIOS
+            scenarios = tally(out)
+            excuse(scenarios, BEYOND_A_LEGACY_UPSTREAM if upstream_mode == "legacy" else {})
             title = f"server through mcpgen proxy ({upstream_mode} upstream), {ALPHA}"
-            failed += report(f"{title} --requirements {level}", tally(out), scored)
+            failed += report(f"{title} --requirements {level}", scenarios, scored)
         finally:
             stop(proxy)
     return failed
@@ -301,6 +328,7 @@ def main() -> int:
             )
             failures += any(t.passed == 0 for t in scenarios.values())
             failures += check_scaffold(node, alpha, env, Path(tmp))
+            failures += check_proxy(node, alpha, env, Path(tmp))
     finally:
         stop(server)
     print("conformance: " + ("FAILED" if failures else "every scored scenario passed"))
