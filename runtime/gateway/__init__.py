@@ -10,9 +10,9 @@ downstream, joined.
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``, ``client``, ``app``.
 """
 
-from .mount import Mount
+from .mount import Access, Mount
 from .proxy import Proxy, ProxyHttpApp
 from .quota import ClientQuota
 from .upstream import Upstream
 
-__all__ = ["ClientQuota", "Mount", "Proxy", "ProxyHttpApp", "Upstream"]
+__all__ = ["Access", "ClientQuota", "Mount", "Proxy", "ProxyHttpApp", "Upstream"]

@@ -9,18 +9,25 @@ Where names sit in each method's params and results is the table :data:`NAMED`, 
 method; a name no mount owns is refused as the upstream would refuse an unknown one.
 
 ``tools`` (allowed names) and ``hidden_tools`` (refused names) choose what of an upstream
-is served: a tool left out is neither listed nor called.
+is served: a tool left out is neither listed nor called. A ``policy`` chooses per client:
+it is asked, for each thing of the upstream (a tool, prompt, resource or template, by the
+upstream's own name), whether the client asking may see and use it (:class:`Access`: the
+verified token's principal, the client's name and version); what it refuses is neither
+listed to that client nor served to it, as an unknown name is not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import INVALID_PARAMS, McpError
 from ..core.json_values import as_array, as_object
 from .upstream import Upstream
+
+log = logging.getLogger("mcpgen.runtime.gateway")
 
 #: What kind of name sits where: ``(where, kind)`` in a method's params, or in its result
 #: (``where``: a dotted path; ``[]`` walks a list).
@@ -41,6 +48,38 @@ NAMED: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
         "resources/read": (("contents[].uri", "uri"),),
     },
 }
+#: What a policy is asked about each kind of request and listed item: the request that
+#: uses a thing, and where its upstream name sits (in the params, or in a list's items).
+POLICED: dict[str, tuple[str, str]] = {
+    "tools/call": ("tools/call", "name"),
+    "prompts/get": ("prompts/get", "name"),
+    "resources/read": ("resources/read", "uri"),
+    "resources/subscribe": ("resources/read", "uri"),
+    "resources/unsubscribe": ("resources/read", "uri"),
+    "tools/list": ("tools/call", "tools[].name"),
+    "prompts/list": ("prompts/get", "prompts[].name"),
+    "resources/list": ("resources/read", "resources[].uri"),
+    "resources/templates/list": ("resources/read", "resourceTemplates[].uriTemplate"),
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a mount's ``policy`` judges: may ``principal`` (the verified token's
+    :class:`~runtime.http.auth.principal.Principal`; None where the proxy takes no
+    tokens), using the client ``client`` (its ``clientInfo``), ``method`` (``tools/call``,
+    ``prompts/get`` or ``resources/read``) the thing the upstream names ``name`` (a tool
+    or prompt name, a resource URI or template)?"""
+
+    principal: Any
+    client: Mapping[str, Any]
+    method: str
+    name: str
+
+
+#: A mount's per-client policy: True lets the client see and use the thing.
+Policy = Callable[[Access], bool]
+
 #: What separates a prefix from a tool's or prompt's own name (allowed in tool names by
 #: every client's naming rules).
 SEPARATOR = "_"
@@ -49,12 +88,14 @@ SEPARATOR = "_"
 @dataclass(frozen=True)
 class Mount:
     """``upstream`` served under ``prefix`` (default: its name; "" for none), with the
-    tools ``tools`` allows (all when None) less those ``hidden_tools`` names."""
+    tools ``tools`` allows (all when None) less those ``hidden_tools`` names, and to each
+    client what ``policy`` lets it see and use (all when None)."""
 
     upstream: Upstream
     prefix: str | None = None
     tools: frozenset[str] | None = None
     hidden_tools: frozenset[str] = frozenset()
+    policy: Policy | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -68,6 +109,44 @@ class Mount:
     def serves_tool(self, name: str) -> bool:
         allowed = self.tools is None or name in self.tools
         return allowed and name not in self.hidden_tools
+
+    def allows(self, principal: Any, client: Mapping[str, Any], method: str, name: str) -> bool:
+        """Whether the ``policy`` lets this client use the thing ``name`` (``method``:
+        the request that uses it); a policy that fails refuses."""
+        if self.policy is None:
+            return True
+        try:
+            return bool(self.policy(Access(principal, client, method, name)))
+        except Exception:
+            log.exception("the policy of %r failed on %s %s: refused", self.name, method, name)
+            return False
+
+    def permitted(
+        self, principal: Any, client: Mapping[str, Any], method: str, params: Any
+    ) -> bool:
+        """Whether a request's params (the upstream's names) name a thing the client may use."""
+        if self.policy is None or method not in POLICED or method.endswith("/list"):
+            return True
+        used, where = POLICED[method]
+        name = (as_object(params) or {}).get(where)
+        return not isinstance(name, str) or self.allows(principal, client, used, name)
+
+    def shown(self, principal: Any, client: Mapping[str, Any], method: str, result: Any) -> Any:
+        """A list result (the upstream's names) less what the client may not use."""
+        plain = as_object(result)
+        if self.policy is None or plain is None or method not in POLICED:
+            return result
+        used, where = POLICED[method]
+        key, _, field_name = where.partition("[].")
+        items = as_array(plain.get(key))
+        if items is not None:
+            plain[key] = [
+                item
+                for item in items
+                if not isinstance(name := (as_object(item) or {}).get(field_name), str)
+                or self.allows(principal, client, used, name)
+            ]
+        return plain
 
     # -- names, out and back ------------------------------------------------------------------
 
@@ -106,9 +185,15 @@ def owner_of(mounts: Sequence[Mount], method: str, params: Any) -> tuple[Mount, 
             if method == "tools/call" and isinstance(name, str) and not mount.serves_tool(name):
                 break
             return mount, renamed
+    raise unknown(method, plain)
+
+
+def unknown(method: str, params: Any) -> McpError:
+    """-32602 for a request naming what no mount serves (as an upstream answers one)."""
+    plain = as_object(params) or {}
     what = {"tools/call": "tool", "prompts/get": "prompt"}.get(method, "resource")
-    named = (plain or {}).get("name") if what != "resource" else (plain or {}).get("uri")
-    raise McpError(INVALID_PARAMS, f"Unknown {what}: {named}")
+    named = plain.get("name") if what != "resource" else plain.get("uri")
+    return McpError(INVALID_PARAMS, f"Unknown {what}: {named}")
 
 
 def outward_result(mount: Mount, method: str, result: Any) -> Any:
@@ -195,4 +280,15 @@ def check_mounts(mounts: Sequence[Mount]) -> None:
         seen[at] = mount.name
 
 
-__all__ = ["Mount", "NAMED", "SEPARATOR", "check_mounts", "outward_result", "owner_of"]
+__all__ = [
+    "Access",
+    "Mount",
+    "NAMED",
+    "POLICED",
+    "Policy",
+    "SEPARATOR",
+    "check_mounts",
+    "outward_result",
+    "owner_of",
+    "unknown",
+]

@@ -39,7 +39,7 @@ from ..core.json_values import as_array, as_object
 from ..core.limits import CLIENT, DEFAULT, Limits
 from ..core.outgoing import CachePolicy
 from ..server.server import CHANGES, Server
-from .mount import Mount, check_mounts, outward_result, owner_of
+from .mount import Mount, check_mounts, outward_result, owner_of, unknown
 from .parking import Parking
 from .pool import Pool, client_of
 from .quota import ClientQuota
@@ -305,6 +305,8 @@ class Proxy:
             return self._with_task_support(answer) if method == LIST_TOOLS else answer
         plain = as_object(msgspec.to_builtins(params)) if params is not None else None
         mount, inner = owner_of(self.mounts, method, plain or {})
+        if not mount.permitted(scope.principal, scope.client_info, method, inner):
+            raise unknown(method, plain)
         pool = self.pools[self.mounts.index(mount)]
         result = await self._sent(pool, method, inner, scope)
         return outward_result(mount, method, msgspec.to_builtins(result))
@@ -336,6 +338,7 @@ class Proxy:
         for _ in range(self.list_pages):
             params = {"cursor": cursor} if cursor else {}
             answer = msgspec.to_builtins(await self._sent(pool, method, params, scope))
+            answer = pool.mount.shown(scope.principal, scope.client_info, method, answer)
             renamed = as_object(outward_result(pool.mount, method, answer)) or {}
             items += as_array(renamed.get(LISTED[method][0])) or []
             after = renamed.get("nextCursor")
@@ -536,6 +539,8 @@ class Proxy:
         if (uri in scope.session.subscriptions) == on:
             return {}  # this session holds it already, or never did
         mount, inner = owner_of(self.mounts, "resources/subscribe", {"uri": uri})
+        if not mount.permitted(scope.principal, scope.client_info, "resources/subscribe", inner):
+            raise unknown("resources/subscribe", {"uri": uri})
         pool = self.pools[self.mounts.index(mount)]
         link = await pool.link_for(scope)
         try:
@@ -552,7 +557,7 @@ def _tasks_in(support: dict[str, str]) -> bool:
 
 
 def _unfiltered(mount: Mount) -> bool:
-    return mount.tools is None and not mount.hidden_tools
+    return mount.tools is None and not mount.hidden_tools and mount.policy is None
 
 
 def forwarding_handlers(proxy: Proxy, base: type, offered: Sequence[str], subscribe: bool) -> type:

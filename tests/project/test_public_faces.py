@@ -102,7 +102,14 @@ FACES = {
         "principal_of",
     ],
     # Gateways: an upstream server served again, on any transport, for any version.
-    "mcpgen.runtime.gateway": ["ClientQuota", "Mount", "Proxy", "ProxyHttpApp", "Upstream"],
+    "mcpgen.runtime.gateway": [
+        "Access",
+        "ClientQuota",
+        "Mount",
+        "Proxy",
+        "ProxyHttpApp",
+        "Upstream",
+    ],
     # Tests: a real client of an App or Server in the same event loop.
     "mcpgen.runtime.testing": ["client_class_of", "connect"],
     # Transport and driver writers: the sans-IO connection and the asyncio session.
