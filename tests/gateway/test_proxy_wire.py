@@ -7,7 +7,9 @@ upstream era pinned each way; a tee records each side of each hop (:mod:`support
 The official SDK client in its default mode and ours at every dated version drive
 everything the upstream offers through it (:func:`support.wire_clients.drive`): every tool,
 resource, template, prompt, completion, and the upstream's sampling, elicitation and roots
-requests, answered. ``jsonschema`` judges both hops (:mod:`support.wire_oracle`)."""
+requests, answered; clients of a version with tasks (2025-11-25, 2026-07-28) also run a
+tool as the proxy's task, and another whose upstream run fails, to their ends.
+``jsonschema`` judges both hops (:mod:`support.wire_oracle`)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,10 @@ TEE = ROOT / "tests" / "support" / "wire_capture.py"
 SESSION_TIMEOUT = 90.0
 #: What each session must have had answered with a result, on both hops.
 COVERED = {"tools/list", "tools/call", "resources/list", "resources/read", "prompts/list"}
+#: What a session of a client running tasks must also have had answered at 2025-11-25 (at
+#: 2026-07-28 the extension's methods are not the core schema's to judge: a call answered
+#: with a task is).
+TASK_METHODS = {"tasks/get", "tasks/result"}
 
 pytestmark = [
     pytest.mark.slow,
@@ -80,6 +86,22 @@ async def run_client(kind: str, version: str | None, command: list[str], d: Driv
     options: dict[str, Any] = {"handlers": handlers, "mode": mode, "versions": [version]}
     async with stdio_client(client_class, sys.executable, command, cwd=str(ROOT), **options) as c:
         await drive(Ours(c, handlers.types), d)
+        if version in TASKED:
+            await d.attempt("a task", lambda: run_tasks(c.session))
+
+
+#: The versions whose clients run tools as tasks.
+TASKED = ("2025-11-25", "2026-07-28")
+
+
+async def run_tasks(session: Any) -> None:
+    """A tool run as the proxy's task to its result, and one that fails as a tool."""
+    handle = await session.call_tool_as_task("slow_compute", {"seconds": 0.3, "label": "wire"})
+    assert not handle.immediate
+    await handle.result()
+    failing = await session.call_tool_as_task("failing_job", {})
+    await failing.result()
+    await failing.status()
 
 
 def problems_of(sent: list[Sent], hop: str) -> list[str]:
@@ -120,6 +142,15 @@ async def test_every_message_the_proxy_sends_is_valid_on_both_hops(
         before = REPORT.get(key, "0 of 0").split()
         REPORT[key] = f"{int(before[0]) + valid} of {int(before[2]) + len(sent)} messages valid"
     problems = problems_of(to_client, "to the client") + problems_of(to_upstream, "to the upstream")
+    results = [s for s in to_client if s.kind == "result"]
+    if version == "2025-11-25" and not TASK_METHODS <= {s.method for s in results}:
+        problems.append(
+            f"tasks never answered: {sorted(TASK_METHODS - {s.method for s in results})}"
+        )
+    if version == "2026-07-28" and not any(
+        (s.message.get("result") or {}).get("resultType") == "task" for s in results
+    ):
+        problems.append("no call was answered with a task")
     upstream_versions = {s.version for s in to_upstream if s.kind == "request"}
     expected = "2026-07-28" if upstream_mode == "modern" else "2025-11-25"
     if upstream_versions != {expected}:

@@ -179,8 +179,14 @@ class Schema:
         base = requests[0][: -len("Request")]
         result = message.get("result")
         if not self.has(f"{base}ResultResponse"):
+            if isinstance(result, dict) and "task" in result and self.has("CreateTaskResult"):
+                return [("CreateTaskResult", result, "$.result")]  # a task-augmented request's
             return [(self.first(f"{base}Result", "EmptyResult", "Result"), result, "$.result")]
         checks: list[Check] = [(f"{base}ResultResponse", message, "$")]
+        if isinstance(result, dict) and result.get("resultType") == "task":
+            # a task an extension made of the request (io.modelcontextprotocol/tasks): the
+            # core schema knows only that it is a Result
+            return [*checks, ("Result", result, "$.result")]
         if isinstance(result, dict) and result.get("resultType") == "input_required":
             required = [("InputRequiredResult", result, "$.result"), (INPUT_REQUIRED, result, "")]
             return [*checks, *required]
@@ -331,6 +337,8 @@ class Wire(Judging):
     pending: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     progress: dict[str, str | None] = field(default_factory=dict)
     sent: list[Sent] = field(default_factory=list)
+    #: Answers to requests of extensions (not judged: the core schema does not define them).
+    extension_messages: int = 0
 
     def from_client(self, raw: bytes, version: str | None = None) -> None:
         """A line or body the client sent; ``version``: the transport's hint (a header)."""
@@ -371,6 +379,9 @@ class Wire(Judging):
             return
         kind = "error" if "error" in message else "result"
         asked, used = self.pending.pop(json.dumps(message.get("id")), (None, None))
+        if _extension_method(self.oracle, asked, used or self.version or hint):
+            self.extension_messages += 1  # the core schema does not define it
+            return
         result = message.get("result")
         if asked == "initialize" and kind == "result" and isinstance(result, dict):
             settled = result.get("protocolVersion")
@@ -381,6 +392,12 @@ class Wire(Judging):
 #: Methods of the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``), which
 #: the core schema does not define.
 EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+def _extension_method(oracle: Oracle, method: str | None, version: str | None) -> bool:
+    """Whether ``method`` is an extension's that ``version``'s core schema does not define."""
+    schema = oracle.schema(version) if version else None
+    return method in EXTENSION_METHODS and schema is not None and method not in schema.methods
 
 
 @dataclass
@@ -436,8 +453,7 @@ class ClientWire(Judging):
             used = named if isinstance(named, str) else self.version or hint
             if isinstance(named, str):
                 self.version = named
-            schema = self.oracle.schema(used) if used else None
-            if method in EXTENSION_METHODS and schema is not None and method not in schema.methods:
+            if _extension_method(self.oracle, method, used):
                 self.extension_requests += 1  # the core schema does not define it
                 return
             if method == "initialize" and isinstance(params, dict) and "id" in message:
