@@ -180,3 +180,28 @@ def test_mcpgen_proxy_auth_options_go_together_and_only_over_http() -> None:
         "http://h/mcp",
     )
     assert ran.returncode == 2 and "not stdio" in ran.stderr
+
+
+def test_mcpgen_proxy_task_options_reach_the_proxy() -> None:
+    """``--task-after 0`` makes every tool one the proxy runs as a task (a 2025-11-25
+    client sees ``taskSupport: optional`` and gets a task); a negative value is refused."""
+    ran = mcpgen("proxy", "--task-after", "-5", "http://h/mcp")
+    assert ran.returncode == 2 and "--task-after" in ran.stderr
+    shown = mcpgen("proxy", "--help").stdout
+    assert "--task-after" in shown and "--strict-tasks" in shown
+
+    async def scenario() -> None:
+        from mcpgen.generated.v2025_11_25.client import Client
+        from mcpgen.runtime.client import stdio_client
+
+        command = ["-m", "mcpgen", "proxy", "--task-after", "0", "--strict-tasks", "--"]
+        command += [sys.executable, str(ROOT / "tests/peers/add_app.py")]
+        async with stdio_client(Client, sys.executable, command, cwd=str(ROOT)) as client:
+            listed = plain(await client.session.request("tools/list", {}))
+            assert {t["execution"]["taskSupport"] for t in listed["tools"]} == {"optional"}
+            name = listed["tools"][0]["name"]
+            handle = await client.session.call_tool_as_task(name, {"a": 2, "b": 3})
+            assert not handle.immediate
+            assert plain(await handle.result())["structuredContent"] == {"result": 5}
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
