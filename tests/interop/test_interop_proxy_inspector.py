@@ -27,17 +27,16 @@ handshake (``server/discover`` is "Method not found"), so the proxy in front of 
 ``legacy`` and the inspector's modern era is the crossing there.
 
 Each proxy starts once for the module on 127.0.0.1 (``--port 0``; its address read from
-what it announces, within a bound) and is stopped at the end; every inspector run is
+what it announces, within a bound: ``support.processes.announced_http``) and is stopped
+at the end; every inspector run is
 bounded in time and runs with a HOME of its own.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,14 +47,12 @@ import pytest
 
 from support.checkout import ROOT
 from support.node_tools import INSPECTOR, SERVER_EVERYTHING, node_bin, node_env, npm_package
-from support.processes import stop
+from support.processes import announced_http
 
 pytestmark = [pytest.mark.slow]
 
 #: Seconds one inspector run may take (each takes about a second).
 RUN_TIMEOUT = 60
-#: Seconds a proxy may take to say where it listens.
-ANNOUNCE_TIMEOUT = 60
 #: The version each of the inspector's eras negotiates.
 VERSIONS = {"legacy": "2025-11-25", "modern": "2026-07-28"}
 #: The era the proxy speaks to the upstream while the inspector speaks the key.
@@ -74,25 +71,13 @@ def server_everything() -> Path:
 
 
 @contextmanager
-def proxy(upstream_mode: str, upstream: Sequence[str], log: Path) -> Iterator[str]:
+def proxy(upstream_mode: str, upstream: Sequence[str]) -> Iterator[str]:
     """``mcpgen proxy --transport http --port 0 --upstream-mode MODE -- UPSTREAM…`` until
-    the block ends: its base URL (``/mcp`` and ``/sse`` below it). Its stderr goes to
-    ``log`` (a file, so nothing is left unread), where its address is looked for."""
+    the block ends: its base URL (``/mcp`` and ``/sse`` below it)."""
     command = [sys.executable, "-m", "mcpgen", "proxy", "--transport", "http", "--port", "0"]
     command += ["--upstream-mode", upstream_mode, "--", *upstream]
-    with log.open("w") as sink:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink
-        )
-    try:
-        deadline = time.monotonic() + ANNOUNCE_TIMEOUT
-        while not (found := re.search(r"serving MCP at (http://\S+)/mcp", log.read_text())):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the proxy announced no address: {log.read_text()[-3000:]!r}")
-            time.sleep(0.1)
-        yield found.group(1)
-    finally:
-        stop(process)
+    with announced_http(command, ROOT) as url:
+        yield url.removesuffix("/mcp")
 
 
 @dataclass(frozen=True)
@@ -138,14 +123,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module", params=["legacy", "modern"], ids=lambda era: f"inspector-{era}")
-def crossing(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, str]]:
+def crossing(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """The inspector's era and the base URL of a proxy in front of ``examples.everything``
     that speaks the other era to it."""
     era: str = request.param
-    log = tmp_path_factory.mktemp("proxy") / f"{era}-inspector.log"
-    with proxy(OTHER[era], [sys.executable, "-m", "examples.everything"], log) as base:
+    with proxy(OTHER[era], [sys.executable, "-m", "examples.everything"]) as base:
         yield era, base
 
 
@@ -156,13 +138,11 @@ def endpoint(request: pytest.FixtureRequest, crossing: tuple[str, str], home: Pa
 
 
 @pytest.fixture(scope="module")
-def ts_everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def ts_everything() -> Iterator[str]:
     """The base URL of a proxy in front of the TypeScript server-everything (stdio), to
     which the proxy speaks the handshake, the only era it answers."""
     upstream = [str(node_bin() / "node"), str(server_everything()), "stdio"]
-    with proxy(
-        "legacy", upstream, tmp_path_factory.mktemp("proxy") / "server-everything.log"
-    ) as base:
+    with proxy("legacy", upstream) as base:
         yield base
 
 

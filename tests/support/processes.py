@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
+import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +21,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-#: The most lines of stderr a server may write before it says where it listens.
-ANNOUNCED_WITHIN = 50
+#: How long a server may take to say where it listens.
+ANNOUNCE_TIMEOUT_S = 60.0
 #: How long a server may take to end once terminated, before it is killed.
 GRACE_S = 10.0
 
@@ -36,23 +38,28 @@ def stop(process: subprocess.Popen[Any], grace: float = GRACE_S) -> None:
 
 
 @contextmanager
-def announced_http(command: Sequence[str], cwd: Path) -> Iterator[str]:
+def announced_http(
+    command: Sequence[str], cwd: Path, timeout: float = ANNOUNCE_TIMEOUT_S
+) -> Iterator[str]:
     """Run ``command`` (an HTTP server that announces where it listens on stderr,
     "mcpgen: serving MCP at http://127.0.0.1:PORT/mcp", or ``ws://`` for a WebSocket
-    endpoint, after at most a few lines of its
-    own or of a process it starts) and give that URL."""
-    process = subprocess.Popen(list(command), cwd=cwd, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        said: list[str] = []
-        found = None
-        while found is None and len(said) < ANNOUNCED_WITHIN:
-            line = process.stderr.readline()
-            if not line:
-                break
-            said.append(line)
-            found = re.search(r"serving MCP at ((?:http|ws)://\S+)", line)
-        assert found, f"no address announced: {''.join(said)!r}"
-        yield found.group(1)
-    finally:
-        stop(process)
+    endpoint, within ``timeout`` seconds) and give that URL. Its stderr goes to a file,
+    never a pipe left unread (a server that goes on logging would block on a full one)."""
+    with tempfile.TemporaryFile("w+") as said:
+        process = subprocess.Popen(
+            list(command), cwd=cwd, stdin=subprocess.DEVNULL, stderr=said, text=True
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                said.seek(0)
+                text = said.read()
+                found = re.search(r"serving MCP at ((?:http|ws)://\S+)", text)
+                if found is not None:
+                    break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"no address announced: {text[-3000:]!r}")
+                time.sleep(0.05)
+            yield found.group(1)
+        finally:
+            stop(process)
