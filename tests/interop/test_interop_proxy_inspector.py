@@ -197,7 +197,8 @@ def test_the_inspector_calls_the_typescript_reference_server_through_the_proxy(
     ts_everything: str, home: Path, era: str, transport: str
 ) -> None:
     """The inspector, in either era, lists server-everything's tools and calls ``echo``
-    and ``get-sum`` through the proxy, which speaks the handshake to it."""
+    and ``get-sum``, reads its first resource and gets its simple prompt through the
+    proxy, which speaks the handshake to it."""
     endpoint = Endpoint(ts_everything, era, transport, home)
     shown = endpoint.inspect("--method", "initialize")
     assert shown["protocolVersion"] == VERSIONS[era]
@@ -212,3 +213,11 @@ def test_the_inspector_calls_the_typescript_reference_server_through_the_proxy(
         "--method", "tools/call", "--tool-name", "get-sum", "--tool-args-json", '{"a": 2, "b": 40}'
     )
     assert total["content"] == [{"type": "text", "text": "The sum of 2 and 40 is 42."}]
+    resources = endpoint.inspect("--method", "resources/list")["resources"]
+    assert resources
+    read = endpoint.inspect("--method", "resources/read", "--uri", resources[0]["uri"])
+    assert read["contents"][0]["uri"] == resources[0]["uri"]
+    prompts = {p["name"] for p in endpoint.inspect("--method", "prompts/list")["prompts"]}
+    assert "simple-prompt" in prompts
+    got = endpoint.inspect("--method", "prompts/get", "--prompt-name", "simple-prompt")
+    assert got["messages"] and got["messages"][0]["role"] == "user"
