@@ -192,15 +192,17 @@ def test_mcpgen_proxy_task_options_reach_the_proxy() -> None:
 
     async def scenario() -> None:
         from mcpgen.generated.v2025_11_25.client import Client
-        from mcpgen.runtime.client import stdio_client
+        from mcpgen.runtime.client import ClientSession, stdio_client
 
         command = ["-m", "mcpgen", "proxy", "--task-after", "0", "--strict-tasks", "--"]
         command += [sys.executable, str(ROOT / "tests/peers/add_app.py")]
         async with stdio_client(Client, sys.executable, command, cwd=str(ROOT)) as client:
-            listed = plain(await client.session.request("tools/list", {}))
+            session = client.session
+            assert isinstance(session, ClientSession)
+            listed = plain(await session.request("tools/list", {}))
             assert {t["execution"]["taskSupport"] for t in listed["tools"]} == {"optional"}
             name = listed["tools"][0]["name"]
-            handle = await client.session.call_tool_as_task(name, {"a": 2, "b": 3})
+            handle = await session.call_tool_as_task(name, {"a": 2, "b": 3})
             assert not handle.immediate
             assert plain(await handle.result())["structuredContent"] == {"result": 5}
 
