@@ -34,6 +34,7 @@ from ..core.json_values import as_object
 from ..http.auth.policy import NAMED, scope_set
 from .pages import page
 from ..core.limits import Limits
+from ..core.request_state import KeyRing
 from ..core.extensions import Extension, extension_row
 from ..aio.middleware import Middleware
 from .prompts import RegisteredPrompt
@@ -72,7 +73,7 @@ class App:
         versions: Iterable[str] | None = None,
         limits: Limits | None = None,
         cache: CachePolicy | None = None,
-        state_key: bytes | None = None,
+        state_key: bytes | KeyRing | None = None,
         page_size: int = 100,
         middleware: Iterable[Middleware] = (),
         extensions: Iterable[Extension] = (),

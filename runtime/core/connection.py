@@ -64,6 +64,7 @@ from .params import decode_params  # the hot path's, by name
 from .outgoing import CachePolicy, Wire
 from .binding import MethodSpec
 from .json_values import as_object
+from .request_state import KeyRing, StateSigner
 from .subscriptions import listen_refusal, streams_refusal
 from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
 
@@ -98,9 +99,10 @@ class Connection:
     """One MCP connection seen from one side.
 
     ``local`` is the version the application's handlers are typed against: params and
-    results are decoded with its types whatever version a peer speaks. ``state_key`` signs
-    the ``requestState`` of modern multi-round requests (workers that serve the same
-    clients share it; default: a random key), with a signer made on first use.
+    results are decoded with its types whatever version a peer speaks. ``state_key`` (a key,
+    or a :class:`~runtime.core.request_state.KeyRing` to rotate keys) signs the
+    ``requestState`` of modern multi-round requests (workers that serve the same clients
+    share it; default: a random key), with a signer made on first use.
     """
 
     def __init__(
@@ -111,7 +113,7 @@ class Connection:
         info: dict[str, Any],
         capabilities: dict[str, Any],
         instructions: str | None = None,
-        state_key: bytes | None = None,
+        state_key: bytes | KeyRing | None = None,
         limits: Limits = DEFAULT,
         cache: CachePolicy | None = None,
     ) -> None:
@@ -508,10 +510,9 @@ class Connection:
         """Signs and verifies ``requestState`` with the connection's ``state_key``
         (made on first use: most servers never need one)."""
         if self._signer is None:
-            from .request_state import StateSigner
-
             key = self.state_key
-            self._signer = StateSigner(key) if key else StateSigner()
+            ring = key if isinstance(key, KeyRing) else KeyRing(key) if key else None
+            self._signer = StateSigner(ring) if ring is not None else StateSigner()
         return self._signer
 
     def _takes_stateless(self, m: jsonrpc.Request, http: modern.HttpHeaders | None) -> bool:

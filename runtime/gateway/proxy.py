@@ -38,6 +38,7 @@ from ..core.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from ..core.json_values import as_array, as_object
 from ..core.limits import CLIENT, DEFAULT, Limits
 from ..core.outgoing import CachePolicy
+from ..core.request_state import KeyRing
 from ..server.server import CHANGES, Server
 from .mount import Mount, check_mounts, outward_result, owner_of, unknown
 from .parking import Parking
@@ -130,7 +131,7 @@ class Proxy:
         limits: Limits | None = None,
         upstream_limits: Limits = CLIENT,
         cache: CachePolicy | None = None,
-        state_key: bytes | None = None,
+        state_key: bytes | KeyRing | None = None,
         middleware: Iterable[Middleware] = (),
         auth: Any = None,
         page_size: int = 100,

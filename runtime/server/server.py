@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -15,6 +14,7 @@ from ..core.limits import DEFAULT, Limits
 from ..core.binding import Binding
 from ..core.capabilities import derive_capabilities, implemented
 from ..core.negotiation import Versions
+from ..core.request_state import KeyRing
 from ..aio.session import RequestScope
 from ..aio.session import RESOURCE_UPDATES, Session, Transport
 from ..core.subscriptions import subscribe_refusal
@@ -68,7 +68,9 @@ class Server:
     version); ``list_changed`` names the lists it announces changes of (``"tools"``,
     ``"prompts"``, ``"resources"``); ``logging`` advertises log messages. ``state_key``
     signs the ``requestState`` of multi-round requests: workers serving the same clients
-    must share it (default: ``$MCPGEN_STATE_KEY`` as hex, else a random key per process).
+    must share it (default: ``$MCPGEN_STATE_KEY`` as hex, with ``$MCPGEN_STATE_KEYS_ACCEPTED``
+    still accepted, else a random key per process); a ``runtime.core.request_state.KeyRing``
+    rotates keys.
     ``limits`` bound what clients can make it hold (``runtime.core.limits.Limits``); ``cache``
     gives 2026-07-28 results the caching hints their handlers left out. ``tasks`` runs
     tools as tasks (``runtime.tasks.engine``; e.g. ``Tasks(RedisTaskStore(...))``): those
@@ -91,7 +93,7 @@ class Server:
         logging: bool = True,
         list_changed: Iterable[str] = (),
         capabilities: Mapping[str, Any] | None = None,
-        state_key: bytes | None = None,
+        state_key: bytes | KeyRing | None = None,
         limits: Limits | None = None,
         cache: CachePolicy | None = None,
         middleware: Iterable[Middleware] = (),
@@ -108,8 +110,7 @@ class Server:
         #: Caching hints of results whose handler set none (2026-07-28 ``ttlMs``,
         #: ``cacheScope``; see ``runtime.core.outgoing.CachePolicy``).
         self.cache = cache or CachePolicy()
-        env_key = os.environ.get("MCPGEN_STATE_KEY")
-        self.state_key = state_key or (bytes.fromhex(env_key) if env_key else os.urandom(32))
+        self.state_key: bytes | KeyRing = KeyRing.of(state_key)
         handlers_type: type[Any] = handlers.__class__
         binding: Binding = handlers_type.__binding__
         if tasks is not None:  # 2026-07-28 on, tasks are an extension

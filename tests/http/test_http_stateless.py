@@ -110,7 +110,7 @@ def test_multi_round_tool_completes_over_three_posts(endpoint: Endpoint) -> None
 
 
 def tamper(state: str, part: int) -> str:
-    """``state`` with one character of its payload (0) or signature (1) changed."""
+    """``state`` with one character of its key id (0), payload (1) or signature (2) changed."""
     pieces = state.split(".")
     piece = pieces[part]
     index = len(piece) // 2
@@ -121,9 +121,10 @@ def tamper(state: str, part: int) -> str:
 @pytest.mark.parametrize(
     "forge",
     [
-        pytest.param(lambda state: tamper(state, 0), id="payload-changed"),
-        pytest.param(lambda state: tamper(state, 1), id="signature-changed"),
-        pytest.param(lambda state: state.split(".")[0], id="signature-dropped"),
+        pytest.param(lambda state: tamper(state, 0), id="key-id-changed"),
+        pytest.param(lambda state: tamper(state, 1), id="payload-changed"),
+        pytest.param(lambda state: tamper(state, 2), id="signature-changed"),
+        pytest.param(lambda state: state.rsplit(".", 1)[0], id="signature-dropped"),
         pytest.param(lambda state: "", id="empty"),
     ],
 )

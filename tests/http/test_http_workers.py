@@ -1,8 +1,9 @@
 """Scale-out: ``uvicorn examples.everything.asgi:app --workers 2`` as a subprocess with a
 shared ``MCPGEN_STATE_KEY``, plus a single-process server with a different key. Multi-round
-trips complete whichever worker takes each POST, another key's state is refused, every
-worker checks ``Mcp-Param-*`` headers from its first call, the default body limit is
-4 MiB, and SIGTERM stops the supervisor and every worker (each process stopped by pid at
+trips complete whichever worker takes each POST, another key's state is refused, a key
+rotated in stages refuses no state in flight and refuses the retired key's, every worker
+checks ``Mcp-Param-*`` headers from its first call, the default body limit is 4 MiB, and
+SIGTERM stops the supervisor and every worker (each process stopped by pid at
 teardown)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,7 +159,7 @@ def test_a_server_with_another_key_rejects_the_request_state(cluster: Cluster) -
     )
     response = cluster.other.endpoint.post(body, modern_headers("tools/call", params))
     error = rpc_error(response, 400, INVALID_PARAMS, request_id)
-    assert "bad signature" in error["message"]
+    assert "does not hold" in error["message"]
     assert error["data"]["path"] == "$.params.requestState"
     # the issuing key accepts it; the other server completes its own round trips
     final, _ = posted_round(
@@ -169,6 +171,59 @@ def test_a_server_with_another_key_rejects_the_request_state(cluster: Cluster) -
         cluster.other, params, inputResponses=answers, requestState=own["requestState"]
     )
     assert text_of(final) == "state-ok: confirmed=True"
+
+
+def test_a_key_rotated_in_stages_refuses_no_state_in_flight_and_the_retired_keys(
+    tmp_path: Path,
+) -> None:
+    """Mid-rotation, one server still signs with the old key and accepts the new, another
+    signs with the new and accepts the old: 48 round trips at once (8 at a time), each
+    begun on one and finished on the other, all complete. Once the old key is retired, a
+    server holding only the new one refuses a state the old key signed, saying so, and
+    takes one the new key signed."""
+    old, new = secrets.token_hex(32), secrets.token_hex(32)
+    servers = [
+        UvicornProcess(old, tmp_path / "old.log", accepted=new),
+        UvicornProcess(new, tmp_path / "new.log", accepted=old),
+        UvicornProcess(new, tmp_path / "retired.log"),
+    ]
+    try:
+        for server in servers:
+            server.wait_ready()
+        signs_old, signs_new, retired = servers
+        params: dict[str, Any] = {
+            "name": "test_input_required_result_request_state",
+            "arguments": {},
+        }
+        answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
+
+        def round_trip(n: int) -> str:
+            begun, ended = (signs_old, signs_new) if n % 2 else (signs_new, signs_old)
+            first, _ = posted_round(begun, params)
+            final, _ = posted_round(
+                ended, params, inputResponses=answers, requestState=first["requestState"]
+            )
+            return text_of(final)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            done = list(pool.map(round_trip, range(48)))
+        assert done == ["state-ok: confirmed=True"] * 48
+        by_old, _ = posted_round(signs_old, params)
+        request_id = next_id()
+        retry = {**params, "inputResponses": answers, "requestState": by_old["requestState"]}
+        body = request(request_id, "tools/call", {**retry, "_meta": meta()})
+        response = retired.endpoint.post(body, modern_headers("tools/call", params))
+        error = rpc_error(response, 400, INVALID_PARAMS, request_id)
+        assert "does not hold" in error["message"]
+        by_new, _ = posted_round(signs_new, params)
+        final, _ = posted_round(
+            retired, params, inputResponses=answers, requestState=by_new["requestState"]
+        )
+        assert text_of(final) == "state-ok: confirmed=True"
+    finally:
+        for server in servers:
+            server.stop()
+            server.kill()
 
 
 def test_every_worker_checks_mcp_param_headers_from_its_first_call(cluster: Cluster) -> None:

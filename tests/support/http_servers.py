@@ -140,9 +140,10 @@ def cmdline(pid: int) -> str:
 
 
 class UvicornProcess:
-    """``uvicorn examples.everything.asgi:app`` as a subprocess (cwd = repo root)."""
+    """``uvicorn examples.everything.asgi:app`` as a subprocess (cwd = repo root), its
+    ``requestState`` signed with ``key`` (hex) and ``accepted`` keys still taken."""
 
-    def __init__(self, key: str, log: Path, workers: int = 1) -> None:
+    def __init__(self, key: str, log: Path, workers: int = 1, accepted: str = "") -> None:
         self.port = free_port()
         self.log = log
         args = ["examples.everything.asgi:app", "--host", "127.0.0.1", "--port", str(self.port)]
@@ -152,7 +153,11 @@ class UvicornProcess:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "uvicorn", *args, "--log-level", "warning"],
                 cwd=ROOT,
-                env={**os.environ, "MCPGEN_STATE_KEY": key},
+                env={
+                    **os.environ,
+                    "MCPGEN_STATE_KEY": key,
+                    "MCPGEN_STATE_KEYS_ACCEPTED": accepted,
+                },
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
