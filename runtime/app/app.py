@@ -35,6 +35,7 @@ from ..http.auth.policy import NAMED, scope_set
 from .pages import page
 from ..core.limits import Limits
 from ..core.request_state import KeyRing
+from ..server.bus import Bus
 from ..core.extensions import Extension, extension_row
 from ..aio.middleware import Middleware
 from .prompts import RegisteredPrompt
@@ -79,6 +80,7 @@ class App:
         extensions: Iterable[Extension] = (),
         tasks: Tasks | None = None,
         auth: Any = None,
+        bus: Bus | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
@@ -98,6 +100,7 @@ class App:
             "cache": cache,
             "state_key": state_key,
             "extensions": tuple(extensions),
+            "bus": bus,
         }
         #: Runs the tools registered with ``task=`` (made when the first is, if not given).
         self.tasks = tasks

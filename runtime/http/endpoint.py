@@ -184,6 +184,7 @@ class McpHttpApp:
         server = self.server
         session = Session(server.connection(), transport, server.dispatch, server.on_notification)
         transport.busy = lambda: session.in_flight > 0
+        await self.server.start()
         self.websockets.add(session)
         http = None
         if principal is not None:
@@ -235,6 +236,7 @@ class McpHttpApp:
     ) -> None:
         """The HTTP+SSE transport: GET opens a stream, POST feeds one."""
         if path == self.sse_path and method == "GET":
+            await self.server.start()
             await self.sse.get(headers, scope.get("root_path", ""), receive, send, principal)
         elif path == self.messages_path and method == "POST":
             query: bytes = scope.get("query_string", b"")
@@ -248,8 +250,15 @@ class McpHttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    await self.server.start()
+                except Exception as exc:
+                    log.error("the server cannot start: %s", exc)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.server.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -331,6 +340,7 @@ class McpHttpApp:
             requests = jsonrpc.request_ids(messages)
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 http = mcp_headers(headers, version, principal)
+                await self.server.start()  # (at startup, but for a server sending no lifespan)
                 await self.legacy_sessions.initialize(parsed, requests, http, receive, send)
                 return
             needs_session = [
@@ -353,6 +363,7 @@ class McpHttpApp:
             events = self.stateless.receive_parsed(parsed, http)
             await self.answers.serve_inline(events, messages[0].id, receive, send)
             return
+        await self.server.start()  # a listen stream may be opened: announcements flow
         router = Router()
         await self.answers.exchange(
             self.answers.session(router),

@@ -18,7 +18,7 @@ from ..core.tool_headers import ServerToolHeaders
 class HttpServed(Protocol):
     """What the HTTP transport needs of the server it serves (``runtime.Server`` is one):
     the versions and limits, a connection per legacy session, dispatch, and the changes
-    it announces."""
+    it announces, and what it runs beside its connections (started and closed with the app)."""
 
     @property
     def versions(self) -> Versions: ...
@@ -34,6 +34,11 @@ class HttpServed(Protocol):
     async def on_notification(self, event: IncomingNotification) -> None: ...
     async def learn_tool_headers(self, event: IncomingRequest, scope: RequestScope) -> None: ...
     def subscribe(self, publish: Publish) -> Callable[[], None]: ...
+    async def start(self) -> None:
+        """Begin what runs beside the connections (once, whoever calls first)."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 __all__ = ["HttpServed"]

@@ -15,6 +15,7 @@ from ..core.binding import Binding
 from ..core.capabilities import derive_capabilities, implemented
 from ..core.negotiation import Versions
 from ..core.request_state import KeyRing
+from .bus import Bus
 from ..aio.session import RequestScope
 from ..aio.session import RESOURCE_UPDATES, Session, Transport
 from ..core.subscriptions import subscribe_refusal
@@ -78,7 +79,8 @@ class Server:
     ``runtime.tasks.engine.TaskTools`` such as an ``App``). ``auth`` (a
     ``runtime.http.auth.resource_server.ResourceServer``) protects its HTTP endpoint; stdio and
     in-memory transports are not affected (the spec leaves stdio to credentials from the
-    environment).
+    environment). ``bus`` (``runtime.server.bus.Bus``, e.g. ``runtime.cluster.RedisBus``)
+    carries announcements between the processes serving the same clients.
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class Server:
         tasks: Tasks | None = None,
         task_tools: TaskTools | Mapping[str, str] | None = None,
         auth: Any = None,
+        bus: Bus | None = None,
     ) -> None:
         self.handlers = handlers
         #: Protects the HTTP endpoint (``runtime.http.auth.resource_server.ResourceServer``), if set.
@@ -154,6 +157,9 @@ class Server:
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
+        #: Carries announcements to and from the other processes serving the same clients.
+        self.bus = bus
+        self._started = False
         #: The ``x-mcp-header`` annotations of this server's tools, for checking calls.
         self.tool_headers = ServerToolHeaders()
         #: Around every handler, in the order added (``runtime.aio.middleware``).
@@ -298,6 +304,7 @@ class Server:
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until the peer closes it."""
+        await self.start()
         session = Session(self.connection(), transport, self.dispatch, self.on_notification)
         self.sessions.add(session)
         try:
@@ -317,11 +324,33 @@ class Server:
 
     async def announce(self, method: str, params: dict[str, Any], wanted: str) -> None:
         """Send ``method`` to legacy sessions (see ``Session.publish``) and to the modern
-        listen streams whose filter asked for ``wanted``."""
+        listen streams whose filter asked for ``wanted``: this process's, and, through the
+        ``bus``, those of the other processes serving the same clients."""
+        await self.deliver(method, params, wanted)
+        if self.bus is not None:
+            await self.bus.publish(method, params, wanted)
+
+    async def deliver(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """An announcement to this process's sessions and listen streams alone."""
         for session in list(self.sessions):
             await session.publish(method, params, wanted)
         for publish in list(self._subscribers):
             await publish(method, params, wanted)
+
+    async def start(self) -> None:
+        """Begin what runs beside the connections (the bus's receiving); once, whoever
+        calls first (an ASGI app at its startup, ``serve`` for each connection)."""
+        if self._started:
+            return
+        self._started = True
+        if self.bus is not None:
+            await self.bus.start(self.deliver)
+
+    async def close(self) -> None:
+        """Stop what :meth:`start` began."""
+        if self._started and self.bus is not None:
+            await self.bus.close()
+        self._started = False
 
     def subscribe(self, publish: Publish) -> Callable[[], None]:
         """Have ``publish(method, params, wanted)`` announce each change too (a transport

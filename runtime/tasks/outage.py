@@ -1,4 +1,4 @@
-"""When a shared task store cannot serve: one log line as the outage begins, one as it
+"""When a shared store (tasks, the announcement bus) cannot serve: one log line as the outage begins, one as it
 ends, however many requests, watchers and heartbeats meet it meanwhile (each running
 task's watcher re-reads its task every second: a line each would bury the log).
 
@@ -22,10 +22,16 @@ REFUSALS_SETTLE = 10.0
 class Outage:
     """Whether the store named ``name`` could serve its last calls, and since when not."""
 
-    __slots__ = ("name", "since", "calls", "settled_at")
+    __slots__ = ("name", "meanwhile", "since", "calls", "settled_at")
 
-    def __init__(self, name: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        meanwhile: str = "task requests are refused with -32000 until it is back",
+    ) -> None:
         self.name = name
+        #: What happens while it lasts, for the log line that says it began.
+        self.meanwhile = meanwhile
         #: ``time.monotonic()`` of the first failed call of the outage (None: serving).
         self.since: float | None = None
         #: Calls that failed in the outage.
@@ -43,10 +49,11 @@ class Outage:
         if self.since is None:
             self.since = now
             log.error(
-                "%s unreachable (%s: %s); task requests are refused with -32000 until it is back",
+                "%s unreachable (%s: %s); %s",
                 self.name,
                 type(error).__name__,
                 error,
+                self.meanwhile,
             )
 
     def reached(self) -> None:

@@ -101,6 +101,8 @@ FACES = {
         "VerifierUnavailable",
         "principal_of",
     ],
+    # Operators running a server as several processes: what they share through Redis.
+    "mcpgen.runtime.cluster": ["RedisBus"],
     # Gateways: an upstream server served again, on any transport, for any version.
     "mcpgen.runtime.gateway": [
         "Access",

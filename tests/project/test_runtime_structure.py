@@ -14,7 +14,7 @@ RUNTIME = ROOT / "runtime"
 
 #: The runtime's layers, lowest first: a module may import from its own layer and those
 #: before it, never from one after it. A subpackage belongs to its parent's layer.
-LAYERS = ("core", "aio", "tasks", "server", "http", "client", "app", "gateway", "")
+LAYERS = ("core", "aio", "tasks", "server", "http", "cluster", "client", "app", "gateway", "")
 #: The modules at the top of the runtime (its faces); "" above is their layer.
 TOP_MODULES_AT_MOST = 6
 #: Packages whose modules may import nothing but msgspec and the standard library.
