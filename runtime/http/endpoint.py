@@ -24,6 +24,8 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from .served import HttpServed
 from ..core import jsonrpc
 from .auth.resource_server import operation
@@ -65,7 +67,10 @@ class McpHttpApp:
     ``sse_path`` (default ``/sse``; None: not served), its messages at ``messages_path``
     (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``websocket_path``
     takes MCP over WebSocket there (default None: not served; see
-    :mod:`~runtime.http.websocket`). ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
+    :mod:`~runtime.http.websocket`). ``health_path`` (default ``/healthz``; None: not served)
+    answers a GET, from any host and without a token, with the server's
+    :meth:`~runtime.server.server.Server.health`: 200 when its shared stores can serve, 503
+    when one cannot. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
     server's ``auth``) makes the endpoint a protected resource: every request needs a
     valid bearer token, and the protected resource metadata is served.
     """
@@ -84,6 +89,7 @@ class McpHttpApp:
         sse_path: str | None = "/sse",
         messages_path: str = "/messages",
         websocket_path: str | None = None,
+        health_path: str | None = "/healthz",
     ) -> None:
         self.server = server
         self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
@@ -110,6 +116,8 @@ class McpHttpApp:
         #: Where WebSocket connections are taken (None: refused; see ``http.websocket``).
         self.websocket_path = None if websocket_path is None else websocket_path.rstrip("/") or "/"
         self.websockets: set[Session] = set()
+        #: Where a balancer asks whether this process can serve (None: not served).
+        self.health_path = None if health_path is None else health_path.rstrip("/") or "/"
         server.subscribe(self.publish)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
@@ -218,11 +226,24 @@ class McpHttpApp:
             if admitted:
                 await self._sse(path, scope["method"], scope, headers, receive, send, principal)
             return
+        if path == self.health_path:
+            await self._health(scope["method"], send)
+            return
         auth = self.auth
         if auth is not None and auth.is_metadata_path(scope["path"]):
             await self._metadata(auth, headers, scope["method"], send)
             return
         await refuse(send, 404, f"Not found: {scope['path']}")
+
+    async def _health(self, method: str, send: Send) -> None:
+        """The health endpoint: what ``Server.health`` says, 200 or 503."""
+        if method not in ("GET", "HEAD"):
+            why = f"Method {method} not allowed on {self.health_path} (only GET)"
+            await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, why))
+            return
+        health = self.server.health()
+        status = 200 if health.get("status") == "ok" else 503
+        await respond(send, status, msgspec.json.encode(health))
 
     async def _sse(
         self,

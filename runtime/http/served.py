@@ -39,6 +39,9 @@ class HttpServed(Protocol):
         ...
 
     async def close(self) -> None: ...
+    def health(self) -> dict[str, Any]:
+        """Whether its shared stores can serve (the health endpoint's answer)."""
+        ...
 
 
 __all__ = ["HttpServed"]

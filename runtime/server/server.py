@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
@@ -336,6 +338,22 @@ class Server:
             await session.publish(method, params, wanted)
         for publish in list(self._subscribers):
             await publish(method, params, wanted)
+
+    def health(self) -> dict[str, Any]:
+        """Whether the shared stores this server uses can serve, as last found (a health
+        endpoint's answer): ``{"status": "ok" | "unavailable", "checks": {name: state}}``,
+        one check per store that reports outages (the bus, the tasks' store)."""
+        checks: dict[str, str] = {}
+        store = self.tasks.store if self.tasks is not None else None
+        for name, part in (("bus", self.bus), ("tasks", store)):
+            outage = getattr(part, "outage", None)
+            if outage is None:
+                continue
+            since = getattr(outage, "since", None)
+            lasted = time.monotonic() - since if isinstance(since, float) else None
+            checks[name] = "ok" if lasted is None else f"unreachable for {lasted:.0f} s"
+        ok = all(state == "ok" for state in checks.values())
+        return {"status": "ok" if ok else "unavailable", "checks": checks}
 
     async def start(self) -> None:
         """Begin what runs beside the connections (the bus's receiving); once, whoever

@@ -3,7 +3,8 @@ two servers of one app, as two processes would hold them, each with its own clie
 change announced in one reaches the other's legacy session and listen stream once, and
 its own clients once; a resource update reaches only the sessions subscribed to it.
 Garbage on the channel is dropped and the bus goes on; with Redis away, announcing fails
-nothing and the bus listens again once Redis is back."""
+nothing (the health check says the bus is unreachable) and the bus listens again once
+Redis is back."""
 
 from __future__ import annotations
 
@@ -172,6 +173,7 @@ def test_with_redis_away_announcing_fails_nothing_and_the_bus_comes_back(
                 await settled(plain_a, expected=1)
                 assert plain_a.heard == ["tools changed"]
                 assert bus_b.outage.since is not None
+                assert b.server.health()["status"] == "unavailable"
                 redis.start(port)
                 bus_a._subscribed.clear()
                 await bus_a.subscribed(timeout=15)  # listening again
@@ -179,6 +181,7 @@ def test_with_redis_away_announcing_fails_nothing_and_the_bus_comes_back(
                 await settled(plain_a, expected=2)
                 assert plain_a.heard == ["tools changed"] * 2
                 assert bus_b.outage.since is None
+                assert b.server.health() == {"status": "ok", "checks": {"bus": "ok"}}
         finally:
             await a.server.close()
             await b.server.close()
