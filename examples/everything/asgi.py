@@ -5,8 +5,10 @@
 
 Modern (2026-07-28) requests are stateless and any worker can answer them; multi-round
 requests stay valid across workers because they share the ``requestState`` key. Legacy
-sessions live in the worker that created them (see docs/http.md). Tasks are followed
-through any worker when the workers share a Redis store: ``MCPGEN_TASK_STORE=redis://...``.
+sessions live in the worker that created them (see docs/http.md). ``MCPGEN_STORE=redis://...``
+shares the rest through Redis: tasks are followed through any worker, and a change
+announced in one reaches the clients every worker holds (``MCPGEN_TASK_STORE`` still
+chooses the tasks' store alone).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from .pages import page
 from ..core.limits import Limits
 from ..core.request_state import KeyRing
 from ..server.bus import Bus
+from ..cluster.config import Shared
 from ..core.extensions import Extension, extension_row
 from ..aio.middleware import Middleware
 from .prompts import RegisteredPrompt
@@ -60,7 +61,9 @@ class App:
     options are :class:`Server`'s; ``page_size`` bounds the items of one list page.
     ``auth`` (a ``runtime.http.auth.resource_server.ResourceServer``) protects the HTTP endpoint, and
     each tool, prompt and resource may then name the scopes a request for it needs
-    (``@app.tool(scopes=["files:write"])``).
+    (``@app.tool(scopes=["files:write"])``). ``shared`` (default: what ``MCPGEN_STORE``
+    says, see ``runtime.cluster.config``; None: nothing) is where the app's processes share
+    their tasks and announcements, unless ``tasks``/``bus`` are given.
     """
 
     def __init__(
@@ -81,9 +84,17 @@ class App:
         tasks: Tasks | None = None,
         auth: Any = None,
         bus: Bus | None = None,
+        shared: Shared | None | Literal["environment"] = "environment",
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
+        if shared == "environment":
+            shared = Shared.from_environment()
+        #: The stores the app's processes share (``MCPGEN_STORE``), if any: its bus and
+        #: tasks unless given.
+        self.shared = shared
+        if shared is not None:
+            bus = bus if bus is not None else shared.bus()
         self.name = name
         self.version = version
         binding = binding or newest_binding()
@@ -187,7 +198,7 @@ class App:
                     "this app's server was made without tasks: give App(tasks=Tasks()) or "
                     "register a task tool before serving"
                 )
-            self.tasks = Tasks()
+            self.tasks = self.shared.tasks() if self.shared is not None else Tasks()
         self._add(self.tools, tool.name, tool, "tools")
         self._scoped("tools", tool.name, scopes)
         return tool

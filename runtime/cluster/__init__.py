@@ -1,10 +1,28 @@
 """What the processes of one server share, to serve the same clients from any of them:
-the announcement bus over Redis pub/sub (``bus``). ``pip install 'mcpgen[redis]'``; the
-layers below never import this package.
+the announcement bus over Redis pub/sub (``bus``), and one setting that turns every shared
+store on (``config``: ``MCPGEN_STORE``). The Redis parts need ``pip install
+'mcpgen[redis]'`` and are imported only when asked for; the layers below never import
+this package.
 
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 """
 
-from .bus import RedisBus
+from __future__ import annotations
 
-__all__ = ["RedisBus"]
+from typing import TYPE_CHECKING, Any
+
+from .config import STORE_ENV, Shared
+
+if TYPE_CHECKING:
+    from .bus import RedisBus
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RedisBus":  # needs mcpgen[redis]: loaded when asked for
+        from .bus import RedisBus
+
+        return RedisBus
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["RedisBus", "STORE_ENV", "Shared"]
