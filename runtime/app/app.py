@@ -407,6 +407,8 @@ class App:
         ``auth=`` protects it (the app's ``scopes=`` included), as ``App(auth=...)`` does."""
         from ..http.endpoint import McpHttpApp
 
+        if self.shared is not None:  # legacy sessions any process serves
+            options.setdefault("shared_sessions", self.shared.sessions())
         return McpHttpApp(self.server, **self.scoped_options(options))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

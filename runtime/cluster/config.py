@@ -2,7 +2,7 @@
 the Redis they share (``redis://``, ``rediss://`` or ``unix://``), and
 ``MCPGEN_STORE_PREFIX``, what the keys and channels of one server begin with (default
 ``mcpgen:``; servers sharing one Redis each take their own). Set, an ``App`` keeps its
-tasks there and announces its changes through it (``Shared``); unset, everything stays in
+tasks and legacy sessions there and announces its changes through it (``Shared``); unset, everything stays in
 the process, as before."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..tasks.engine import Tasks
     from .bus import RedisBus
+    from .sessions import RedisSessions
 
 STORE_ENV, PREFIX_ENV = "MCPGEN_STORE", "MCPGEN_STORE_PREFIX"
 SCHEMES = ("redis://", "rediss://", "unix://")
@@ -50,6 +51,12 @@ class Shared:
         from .bus import RedisBus
 
         return RedisBus(self.url, prefix=self.prefix)
+
+    def sessions(self) -> RedisSessions:
+        """The legacy sessions every process of the server serves."""
+        from .sessions import RedisSessions
+
+        return RedisSessions(self.url, prefix=self.prefix)
 
     def tasks(self) -> Tasks:
         """Tasks kept in the shared store."""

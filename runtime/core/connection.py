@@ -137,6 +137,9 @@ class Connection:
         #: ``(session, request id, None)`` when it ends (``Server.on_listen``).
         self.on_listen: Callable[[Any, RequestId, Mapping[str, Any] | None], None] | None = None
         self._next_id = 0
+        #: What the ids of requests sent begin with (None: plain numbers): unique to a
+        #: process serving a session other processes also serve.
+        self.id_prefix: str | None = None
         self._next_batch = 0
         self._pending: dict[RequestId, p.Pending] = {}
         self._offered: tuple[str, ...] = ()
@@ -407,14 +410,36 @@ class Connection:
 
     # -- outgoing -----------------------------------------------------------------------------
 
-    def _new_id(self) -> int:
+    def _new_id(self) -> RequestId:
         self._next_id += 1
-        return self._next_id
+        prefix = self.id_prefix
+        return self._next_id if prefix is None else f"{prefix}{self._next_id}"
 
     @property
-    def next_id(self) -> int:
+    def next_id(self) -> RequestId:
         """The id the next request will get."""
-        return self._next_id + 1
+        number = self._next_id + 1
+        return number if self.id_prefix is None else f"{self.id_prefix}{number}"
+
+    def take_up(
+        self,
+        version: str,
+        peer_info: dict[str, Any],
+        peer_capabilities: dict[str, Any],
+        log_level: str | None,
+        id_prefix: str,
+    ) -> None:
+        """Carry on, as a server, a legacy session another process of it began (one
+        sharing its sessions): negotiated ``version``, the client's info and capabilities
+        and log level as that process recorded them; the requests sent from here get ids
+        beginning ``id_prefix`` (unique to this process: the client's answers to them,
+        wherever they land, find their way back here)."""
+        if not self._advance("taken up"):
+            raise ValueError(f"a connection in state {self._state.value} cannot take up a session")
+        self.version = self.versions[version]
+        self.peer_info, self.peer_capabilities = peer_info, peer_capabilities
+        self.log_level = log_level
+        self.id_prefix = id_prefix
 
     def request(
         self,

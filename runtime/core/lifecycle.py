@@ -32,6 +32,7 @@ Trigger = Literal[
     "initialize answered",  # a client read the server's initialize result
     "discovered",  # a modern client read the server's server/discover result
     "session lost",  # the server no longer knows a legacy client's session (HTTP 404)
+    "taken up",  # a server took up a legacy session another process of it began
     "closed",  # the transport ended
 ]
 
@@ -40,6 +41,9 @@ Trigger = Literal[
 TRANSITIONS: Mapping[tuple[Role, State, Trigger], State] = {
     ("server", State.NEW, "initialize received"): State.INITIALIZING,
     ("server", State.INITIALIZING, "initialized received"): State.READY,
+    # A legacy session begun by another process of the server (one sharing its sessions),
+    # carried on here: its handshake is done (a stray ``initialized`` is ignored).
+    ("server", State.NEW, "taken up"): State.READY,
     ("client", State.NEW, "initialize sent"): State.INITIALIZING,
     ("client", State.INITIALIZING, "initialize answered"): State.READY,
     ("client", State.NEW, "discovered"): State.READY,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .served import HttpServed
+from .shared_sessions import SharedSessions
 from ..core import jsonrpc
 from .auth.resource_server import operation
 from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
@@ -70,7 +71,9 @@ class McpHttpApp:
     :mod:`~runtime.http.websocket`). ``health_path`` (default ``/healthz``; None: not served)
     answers a GET, from any host and without a token, with the server's
     :meth:`~runtime.server.server.Server.health`: 200 when its shared stores can serve, 503
-    when one cannot. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
+    when one cannot. ``shared_sessions`` (``runtime.http.shared_sessions``, e.g.
+    ``runtime.cluster.RedisSessions``) keeps legacy sessions for every process of the
+    server, so that any of them serves any request of one. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
     server's ``auth``) makes the endpoint a protected resource: every request needs a
     valid bearer token, and the protected resource metadata is served.
     """
@@ -90,6 +93,7 @@ class McpHttpApp:
         messages_path: str = "/messages",
         websocket_path: str | None = None,
         health_path: str | None = "/healthz",
+        shared_sessions: SharedSessions | None = None,
     ) -> None:
         self.server = server
         self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
@@ -108,7 +112,9 @@ class McpHttpApp:
         self.direct = StatelessLane(self.stateless)
         self.legacy = server.versions.of_era("legacy")
         self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
-        self.legacy_sessions = LegacyEndpoint(server, self.sessions, limits, self.answers)
+        self.legacy_sessions = LegacyEndpoint(
+            server, self.sessions, limits, self.answers, shared_sessions
+        )
         #: The HTTP+SSE transport's two paths (None: not served) and its sessions.
         self.sse_path = None if sse_path is None else sse_path.rstrip("/") or "/"
         self.messages_path = messages_path.rstrip("/") or "/"
@@ -273,6 +279,7 @@ class McpHttpApp:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.server.start()
+                    await self.legacy_sessions.start()
                 except Exception as exc:
                     log.error("the server cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -362,6 +369,7 @@ class McpHttpApp:
             if any(isinstance(m, jsonrpc.Request) and m.method == "initialize" for m in messages):
                 http = mcp_headers(headers, version, principal)
                 await self.server.start()  # (at startup, but for a server sending no lifespan)
+                await self.legacy_sessions.start()
                 await self.legacy_sessions.initialize(parsed, requests, http, receive, send)
                 return
             needs_session = [

@@ -5,9 +5,12 @@ server's own messages, and resumption of any stream after ``Last-Event-ID``), DE
 from __future__ import annotations
 
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .served import HttpServed
 from ..core import jsonrpc
@@ -17,6 +20,8 @@ from .answers import Answers, polls
 from .streams import ClientWatch, Router, Stream, relay
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
+from .shared_sessions import SessionRecord, SessionStoreUnavailable, SharedSessions
+from .shared_sessions import split_routed
 from ..core.limits import Limits
 from ..core.modern import HttpHeaders
 from .post_headers import mcp_headers
@@ -26,15 +31,89 @@ if TYPE_CHECKING:
 
 
 class LegacyEndpoint:
-    """Serves the legacy sessions of ``server`` held in ``sessions``."""
+    """Serves the legacy sessions of ``server`` held in ``sessions`` (this process's views
+    of them, when ``shared`` keeps them for every process of the server)."""
 
     def __init__(
-        self, server: HttpServed, sessions: SessionTable, limits: Limits, answers: Answers
+        self,
+        server: HttpServed,
+        sessions: SessionTable,
+        limits: Limits,
+        answers: Answers,
+        shared: SharedSessions | None = None,
     ) -> None:
         self.server = server
         self.sessions = sessions
         self.limits = limits
         self.answers = answers
+        self.shared = shared
+        self._starting = False
+
+    # -- sessions shared by processes ----------------------------------------------------------
+
+    async def start(self) -> None:
+        """Begin taking the frames other processes route here (once)."""
+        if self.shared is not None and not self._starting:
+            self._starting = True
+            await self.shared.start(self.routed)
+
+    async def _found(self, session_id: str) -> LegacySession | None:
+        """The session, from this process's views, else (shared) taken up from its record;
+        None when unknown, ended or expired (everywhere, when shared)."""
+        legacy = self.sessions.get(session_id)
+        shared = self.shared
+        if shared is None:
+            return legacy
+        await self.start()  # (at startup, but for a server sending no lifespan)
+        idle = self.limits.session_idle_timeout
+        if legacy is not None:
+            if await shared.touch(session_id, idle):
+                return legacy
+            gone = self.sessions.pop(session_id)  # ended elsewhere (DELETE, expiry)
+            if gone is not None:
+                gone.end()
+            return None
+        record = await shared.load(session_id)
+        if record is None or record.version not in self.server.versions:
+            return None
+        await shared.touch(session_id, idle)
+        conn = self.server.connection()
+        conn.take_up(
+            record.version,
+            record.client_info,
+            record.client_capabilities,
+            record.log_level,
+            shared.tag,
+        )
+        router = Router()
+        legacy = LegacySession(self.answers.session(router, conn), router, self.limits)
+        legacy.owner, legacy.record = record.owner, record
+        legacy.session.subscriptions.update(record.subscriptions)
+        if not self.sessions.add(session_id, legacy):
+            return None
+        return legacy
+
+    async def _written_back(self, session_id: str, legacy: LegacySession) -> None:
+        """Write back what a request changed of a shared session: its log level, its
+        subscriptions."""
+        record, shared = legacy.record, self.shared
+        if record is None or shared is None:
+            return
+        conn = legacy.session.conn
+        subscriptions = sorted(legacy.session.subscriptions)
+        if conn.log_level == record.log_level and subscriptions == record.subscriptions:
+            return
+        legacy.record = record = msgspec.structs.replace(
+            record, log_level=conn.log_level, subscriptions=subscriptions
+        )
+        await shared.save(session_id, record, self.limits.session_idle_timeout)
+
+    async def routed(self, session_id: str, frame: bytes) -> None:
+        """A frame another process routed here: an answer to a request this one sent, or a
+        cancellation, fed to this process's view of the session (if it has one)."""
+        legacy = self.sessions.get(session_id)
+        if legacy is not None:
+            await legacy.session.feed(frame)
 
     async def post(
         self,
@@ -48,7 +127,14 @@ class LegacyEndpoint:
         """A POST to a legacy session (by the principal that began it, when protected)."""
         requests = jsonrpc.request_ids(parsed[0])
         first = requests[0] if requests else None
-        legacy = _owned(self.sessions.get(session_id), principal)
+        try:
+            if self.shared is None:  # (no coroutine on the one-process path)
+                legacy = _owned(self.sessions.get(session_id), principal)
+            else:
+                legacy = _owned(await self._found(session_id), principal)
+        except SessionStoreUnavailable as exc:
+            await refuse(send, 503, f"Service Unavailable: {exc}; retry later", first)
+            return
         if legacy is None:
             await refuse(send, 404, "Session not found", first)
             return
@@ -65,6 +151,11 @@ class LegacyEndpoint:
             message = f"Invalid request: id {taken!r} is already used by a request in flight"
             await refuse(send, 400, message, taken)
             return
+        shared = self.shared
+        if shared is not None:
+            parsed, routed = split_routed(parsed, shared.tag)
+            for frame, to in routed:
+                await shared.route(session_id, frame, to)
         legacy.posts += 1
         try:
             http = mcp_headers(headers, stated, principal)
@@ -73,6 +164,8 @@ class LegacyEndpoint:
             )
         finally:
             legacy.posts -= 1
+        if legacy.record is not None:
+            await self._written_back(session_id, legacy)
 
     async def initialize(
         self,
@@ -91,7 +184,10 @@ class LegacyEndpoint:
             await refuse(send, 503, message, requests[0] if requests else None)
             return
         router = Router()
-        session = self.answers.session(router, self.server.connection())
+        conn = self.server.connection()
+        if self.shared is not None:
+            conn.id_prefix = self.shared.tag  # the client's answers find this process
+        session = self.answers.session(router, conn)
         session_id = secrets.token_urlsafe(24)
         legacy = LegacySession(session, router, self.limits)
         legacy.owner = _owner(http.principal)
@@ -103,8 +199,26 @@ class LegacyEndpoint:
             )
         finally:
             legacy.posts -= 1
-        if session.conn.version is not None:
-            self.sessions.add(session_id, legacy)
+        if session.conn.version is not None and self.sessions.add(session_id, legacy):
+            await self._recorded(session_id, legacy)
+
+    async def _recorded(self, session_id: str, legacy: LegacySession) -> None:
+        """Keep a new session for every process, when they share them."""
+        shared, conn = self.shared, legacy.session.conn
+        if shared is None or conn.version is None:
+            return
+        await self.start()
+        legacy.record = SessionRecord(
+            version=conn.version.version,
+            client_info=conn.peer_info,
+            client_capabilities=conn.peer_capabilities,
+            log_level=conn.log_level,
+            owner=legacy.owner,
+        )
+        limits = self.limits
+        await shared.create(
+            session_id, legacy.record, limits.session_idle_timeout, limits.max_sessions
+        )
 
     async def get(
         self, headers: Headers, receive: Receive, send: Send, principal: Principal | None = None
@@ -113,10 +227,13 @@ class LegacyEndpoint:
         if b"text/event-stream" not in headers.get(b"accept", b"").lower():
             await refuse(send, 406, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        found = self.sessions.get
-        legacy = await self._named_session(
-            headers, send, "GET", lambda session_id: _owned(found(session_id), principal)
-        )
+        session_id = text(headers, b"mcp-session-id")
+        try:
+            found = await self._found(session_id) if session_id is not None else None
+        except SessionStoreUnavailable as exc:
+            await refuse(send, 503, f"Service Unavailable: {exc}; retry later")
+            return
+        legacy = await self._named_session(headers, send, "GET", lambda _: _owned(found, principal))
         if legacy is None:
             return
         last = text(headers, b"last-event-id")
@@ -173,10 +290,20 @@ class LegacyEndpoint:
             owned = _owned(sessions.get(session_id), principal)
             return sessions.pop(session_id) if owned is not None else None
 
+        session_id = text(headers, b"mcp-session-id")
+        try:
+            if session_id is not None and self.shared is not None:
+                await self._found(session_id)  # (a view of it here, to check its owner)
+        except SessionStoreUnavailable as exc:
+            await refuse(send, 503, f"Service Unavailable: {exc}; retry later")
+            return
         legacy = await self._named_session(headers, send, "DELETE", take)
         if legacy is None:
             return
         legacy.end()
+        if session_id is not None and self.shared is not None:
+            with contextlib.suppress(SessionStoreUnavailable):  # it expires there
+                await self.shared.delete(session_id)
         await respond(send, 200, b"")
 
     async def _named_session(

@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 
+from .shared_sessions import SessionRecord
 from .streams import ClientWatch, Router, Stream
 from ..core.jsonrpc import RequestId
 from ..core.limits import Limits
@@ -48,6 +49,9 @@ class LegacySession:
         self.last_seen = time.monotonic()
         #: Who began it, on a protected endpoint (``Principal.key``): only they may use it.
         self.owner: str | None = None
+        #: Its record as last read or written, when processes share their sessions
+        #: (``runtime.http.shared_sessions``); None: this process's alone.
+        self.record: SessionRecord | None = None
 
     @property
     def busy(self) -> bool:

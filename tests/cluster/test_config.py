@@ -1,8 +1,8 @@
 """One setting for every shared store: ``MCPGEN_STORE`` (and ``MCPGEN_STORE_PREFIX``)
 read into ``Shared``, an ``App`` taking its bus and tasks from it, errors naming the
 variable; and two uvicorn processes of ``examples/everything/asgi.py`` given only that
-setting and a real redis-server, a tool list change made in one heard on a listen stream
-held by the other, in both eras."""
+setting and a real redis-server: a tool list change made in one heard on a listen stream
+held by the other, in both eras, and a 2025-11-25 session begun on one served by both."""
 
 from __future__ import annotations
 
@@ -132,3 +132,40 @@ def test_a_change_made_in_one_worker_reaches_a_client_held_by_the_other(
                 listen.cancel()
 
     asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+@pytest.mark.slow
+def test_a_legacy_session_begun_on_one_worker_is_served_by_both(two_workers: list[str]) -> None:
+    import httpx
+
+    sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "rr", "version": "1"},
+    }
+    begun = httpx.post(
+        two_workers[0],
+        headers=sent,
+        json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+    )
+    session = {
+        **sent,
+        "mcp-session-id": begun.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }
+    done = httpx.post(
+        two_workers[1],
+        headers=session,
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+    )
+    assert done.status_code == 202
+    for n in range(1, 9):
+        call = {"name": "test_simple_text", "arguments": {}}
+        answer = httpx.post(
+            two_workers[n % 2],
+            headers=session,
+            json={"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call},
+        )
+        assert answer.status_code == 200, answer.text
+        assert "simple text response" in answer.text

@@ -102,7 +102,7 @@ FACES = {
         "principal_of",
     ],
     # Operators running a server as several processes: what they share through Redis.
-    "mcpgen.runtime.cluster": ["RedisBus", "STORE_ENV", "Shared"],
+    "mcpgen.runtime.cluster": ["RedisBus", "RedisSessions", "STORE_ENV", "Shared"],
     # Gateways: an upstream server served again, on any transport, for any version.
     "mcpgen.runtime.gateway": [
         "Access",

@@ -1,0 +1,277 @@
+"""Legacy sessions any process serves: two servers of one app, as two worker processes
+would run them (each a uvicorn on 127.0.0.1 in a thread of its own, each with its own
+``RedisSessions``), one real redis-server, and a client that sends each request of one
+2025-11-25 session to whichever server it likes, as a round-robin balancer would.
+
+The handshake on one, the rest on the other; a log level set on one governs the other; a
+question one server's tool asks is answered through the other; a cancellation sent to one
+stops the call running on the other; a DELETE on one ends the session on both; the
+record's garbage or Redis away is an answer, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpgen.generated.v2025_11_25 import server as stubs
+from mcpgen.generated.v2025_11_25 import types as t
+from mcpgen.runtime import App
+from mcpgen.runtime.cluster import RedisSessions
+from mcpgen.runtime.http.endpoint import McpHttpApp
+from support.http_servers import ThreadedUvicorn
+from support.redis_server import RedisServer
+
+VERSION = "2025-11-25"
+TIMEOUT = 10.0
+
+
+class Signals:
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+
+
+def app(signals: Signals) -> App:
+    made = App("shared-sessions", binding=stubs, shared=None)
+
+    @made.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @made.tool
+    async def chat(ctx: stubs.Context) -> str:
+        """Ask the client's model, and log at info."""
+        await ctx.log("info", "asking the model")
+        question = t.SamplingMessage(role="user", content=t.TextContent(text="hi"))
+        said = await ctx.create_message(
+            t.CreateMessageRequestParams(messages=[question], max_tokens=5)
+        )
+        assert isinstance(said.content, t.TextContent)
+        return f"the model said {said.content.text}"
+
+    @made.tool
+    async def slow() -> str:
+        """Wait until cancelled."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            signals.cancelled.set()
+            raise
+        return "finished"
+
+    return made
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[list[str], Signals, RedisServer]]:
+    signals = Signals()
+    with RedisServer() as redis:
+        started: list[ThreadedUvicorn] = []
+        try:
+            for _ in range(2):
+                sessions = RedisSessions(redis.url, prefix="test:")
+                asgi = McpHttpApp(app(signals).server, shared_sessions=sessions)
+                server = ThreadedUvicorn(asgi)
+                server.start()
+                started.append(server)
+            yield [f"http://127.0.0.1:{s.port}/mcp" for s in started], signals, redis
+        finally:
+            for server in started:
+                server.stop()
+
+
+def headers(session_id: str | None = None) -> dict[str, str]:
+    sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if session_id:
+        sent |= {"mcp-session-id": session_id, "mcp-protocol-version": VERSION}
+    return sent
+
+
+def messages_of(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a JSON or SSE answer."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return [response.json()] if response.content else []
+    return [
+        json.loads(line[5:])
+        for line in response.text.splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def streamed(stream: httpx.Response) -> Iterator[dict[str, Any]]:
+    """The JSON-RPC messages of an SSE answer, as they come (priming events skipped)."""
+    for line in stream.iter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
+def post(url: str, session_id: str | None, message: dict[str, Any]) -> httpx.Response:
+    return httpx.post(url, headers=headers(session_id), json=message, timeout=TIMEOUT)
+
+
+def begun(url: str, then: str) -> str:
+    """A session begun on ``url``, its handshake finished on ``then``: its id."""
+    params = {
+        "protocolVersion": VERSION,
+        "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "rr", "version": "1"},
+    }
+    response = post(
+        url, None, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    )
+    assert response.status_code == 200, response.text
+    session_id = response.headers["mcp-session-id"]
+    done = post(then, session_id, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert done.status_code == 202, done.text
+    return session_id
+
+
+def call(url: str, session_id: str, request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    response = post(url, session_id, message)
+    assert response.status_code == 200, response.text
+    return messages_of(response)[-1]
+
+
+def test_every_request_of_a_session_is_served_by_either_process(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), _, _ = servers
+    session_id = begun(a, then=b)
+    for n in range(1, 21):  # round robin
+        answer = call((a, b)[n % 2], session_id, n, "add", a=n, b=1)
+        assert answer["id"] == n and answer["result"]["structuredContent"] == {"result": n + 1}
+    unknown = post(b, "no-such-session", {"jsonrpc": "2.0", "id": 99, "method": "ping"})
+    assert unknown.status_code == 404
+
+
+def test_a_log_level_set_on_one_process_governs_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    set_level = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "logging/setLevel",
+        "params": {"level": "error"},
+    }
+    assert post(a, session_id, set_level).status_code == 200
+    assert call(b, session_id, 2, "add", a=1, b=1)["result"]["structuredContent"] == {"result": 2}
+    with httpx.stream(
+        "POST",
+        b,
+        headers=headers(session_id),
+        timeout=TIMEOUT,
+        json={
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "chat", "arguments": {}},
+        },
+    ) as stream:
+        for sent in streamed(stream):
+            assert sent.get("method") != "notifications/message", "info logged below error"
+            if sent.get("method") == "sampling/createMessage":
+                break
+
+
+def test_a_question_asked_on_one_process_is_answered_through_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), _, _ = servers
+    session_id = begun(b, then=a)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "chat", "arguments": {}},
+    }
+    seen: list[dict[str, Any]] = []
+    with httpx.stream(
+        "POST", a, headers=headers(session_id), json=message, timeout=TIMEOUT
+    ) as stream:
+        for sent in streamed(stream):
+            seen.append(sent)
+            if sent.get("method") == "sampling/createMessage":
+                asked = sent["id"]
+                assert isinstance(asked, str) and asked.endswith(("~1", "~2", "~3"))
+                result = {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "hello"},
+                    "model": "m",
+                }
+                answered = post(b, session_id, {"jsonrpc": "2.0", "id": asked, "result": result})
+                assert answered.status_code == 202, answered.text
+            if sent.get("id") == 7:
+                break
+    final = seen[-1]
+    assert final["id"] == 7, seen
+    assert final["result"]["content"][0]["text"] == "the model said hello"
+
+
+def test_a_cancellation_sent_to_one_process_stops_the_call_on_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), signals, _ = servers
+    session_id = begun(a, then=b)
+    slow = {
+        "jsonrpc": "2.0",
+        "id": 11,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}},
+    }
+    box: list[Any] = []
+
+    def slow_call() -> None:  # a cancelled request is not answered: its POST is left
+        try:
+            box.append(httpx.post(a, headers=headers(session_id), json=slow, timeout=3))
+        except httpx.ReadTimeout:
+            box.append("no answer")
+
+    running = threading.Thread(target=slow_call, daemon=True)
+    running.start()
+    for _ in range(100):
+        threading.Event().wait(0.05)  # the call starts on a
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11}}
+    assert post(b, session_id, cancel).status_code == 202
+    assert signals.cancelled.wait(TIMEOUT)
+    running.join(TIMEOUT)
+    assert call(b, session_id, 12, "add", a=2, b=2)["result"]["structuredContent"] == {"result": 4}
+
+
+def test_a_session_deleted_on_one_process_is_gone_on_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), _, _ = servers
+    session_id = begun(a, then=b)
+    assert call(a, session_id, 1, "add", a=1, b=2)["result"]["structuredContent"] == {"result": 3}
+    deleted = httpx.delete(b, headers=headers(session_id), timeout=TIMEOUT)
+    assert deleted.status_code == 200
+    gone = post(a, session_id, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert gone.status_code == 404
+
+
+def test_with_redis_away_a_sessions_request_is_refused_and_served_again_once_it_is_back(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    (a, b), _, redis = servers
+    session_id = begun(a, then=b)
+    port = redis.port
+    redis.stop(keep_dir=True)
+    refused = post(b, session_id, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 503 and "unavailable" in refused.text
+    redis.start(port)  # (nothing persisted: the session is gone with the old Redis)
+    again = begun(b, then=a)
+    assert call(a, again, 2, "add", a=3, b=4)["result"]["structuredContent"] == {"result": 7}
