@@ -21,7 +21,7 @@ from .streams import ClientWatch, Router, Stream, relay
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
 from .shared_sessions import SessionRecord, SessionStoreUnavailable, SharedSessions
-from .shared_sessions import split_routed
+from .shared_sessions import CHANGED, split_routed
 from ..core.limits import Limits
 from ..core.modern import HttpHeaders
 from .post_headers import mcp_headers
@@ -107,13 +107,33 @@ class LegacyEndpoint:
             record, log_level=conn.log_level, subscriptions=subscriptions
         )
         await shared.save(session_id, record, self.limits.session_idle_timeout)
+        await shared.route(session_id, CHANGED, None)  # the others' views read it again
 
     async def routed(self, session_id: str, frame: bytes) -> None:
         """A frame another process routed here: an answer to a request this one sent, or a
-        cancellation, fed to this process's view of the session (if it has one)."""
+        cancellation, fed to this process's view of the session (if it has one); or word
+        that the session changed (:data:`CHANGED`): the view reads its record again, and
+        ends if it is gone (a DELETE elsewhere: its GET streams close)."""
         legacy = self.sessions.get(session_id)
-        if legacy is not None:
+        if legacy is None:
+            return
+        if frame != CHANGED:
             await legacy.session.feed(frame)
+            return
+        assert self.shared is not None
+        try:
+            record = await self.shared.load(session_id)
+        except SessionStoreUnavailable:
+            return  # the next request of the session finds out
+        if record is None:
+            gone = self.sessions.pop(session_id)
+            if gone is not None:
+                gone.end()
+            return
+        legacy.record = record
+        legacy.session.conn.log_level = record.log_level
+        legacy.session.subscriptions.clear()
+        legacy.session.subscriptions.update(record.subscriptions)
 
     async def post(
         self,
@@ -304,6 +324,7 @@ class LegacyEndpoint:
         if session_id is not None and self.shared is not None:
             with contextlib.suppress(SessionStoreUnavailable):  # it expires there
                 await self.shared.delete(session_id)
+                await self.shared.route(session_id, CHANGED, None)  # gone: views end
         await respond(send, 200, b"")
 
     async def _named_session(

@@ -12,7 +12,8 @@ unused for ``Limits.session_idle_timeout`` expires everywhere; at most
 What one process asks of a client (sampling, elicitation, roots) has an id beginning with
 that process's ``tag``: the client's answer, whichever process it reaches, is routed to
 the one waiting for it; a cancellation is routed to every process, each cancelling the
-request if it runs it.
+request if it runs it; a change of the record (a subscription, a log level, its end) is
+announced to every process, whose views read it again (or end).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from ..core.jsonrpc import RequestId
 #: Takes a frame routed here: (session id, the frame as the client sent it).
 Routed = Callable[[str, bytes], Awaitable[None]]
 CANCELLED = "notifications/cancelled"
+#: The frame routed to every process when a session's record changed (or is gone): their
+#: views read it again.
+CHANGED = b""
 #: What the tag of every process sharing sessions ends with (the ids of the requests one
 #: sends are ``<tag><n>``; a client's own ids never matter here: only answers are routed).
 TAG_END = "~"
@@ -138,6 +142,7 @@ def split_routed(
 
 __all__ = [
     "CANCELLED",
+    "CHANGED",
     "TAG",
     "TAGGED_ID",
     "TAG_END",

@@ -22,7 +22,7 @@ import pytest
 from mcpgen.generated.v2025_11_25 import server as stubs
 from mcpgen.generated.v2025_11_25 import types as t
 from mcpgen.runtime import App
-from mcpgen.runtime.cluster import RedisSessions
+from mcpgen.runtime.cluster import RedisBus, RedisSessions
 from mcpgen.runtime.http.endpoint import McpHttpApp
 from support.http_servers import ThreadedUvicorn
 from support.redis_server import RedisServer
@@ -36,8 +36,10 @@ class Signals:
         self.cancelled = threading.Event()
 
 
-def app(signals: Signals) -> App:
-    made = App("shared-sessions", binding=stubs, shared=None)
+def app(signals: Signals, redis_url: str) -> App:
+    made = App(
+        "shared-sessions", binding=stubs, shared=None, bus=RedisBus(redis_url, prefix="test:")
+    )
 
     @made.tool
     def add(a: int, b: int) -> int:
@@ -54,6 +56,16 @@ def app(signals: Signals) -> App:
         )
         assert isinstance(said.content, t.TextContent)
         return f"the model said {said.content.text}"
+
+    @made.resource("mem://note", mime_type="text/plain")
+    def note() -> str:
+        return "a note"
+
+    @made.tool
+    async def touch() -> str:
+        """Announce that the note changed."""
+        await made.resource_updated("mem://note")
+        return "touched"
 
     @made.tool
     async def slow() -> str:
@@ -76,7 +88,7 @@ def servers() -> Iterator[tuple[list[str], Signals, RedisServer]]:
         try:
             for _ in range(2):
                 sessions = RedisSessions(redis.url, prefix="test:")
-                asgi = McpHttpApp(app(signals).server, shared_sessions=sessions)
+                asgi = McpHttpApp(app(signals, redis.url).server, shared_sessions=sessions)
                 server = ThreadedUvicorn(asgi)
                 server.start()
                 started.append(server)
@@ -275,3 +287,48 @@ def test_with_redis_away_a_sessions_request_is_refused_and_served_again_once_it_
     redis.start(port)  # (nothing persisted: the session is gone with the old Redis)
     again = begun(b, then=a)
     assert call(a, again, 2, "add", a=3, b=4)["result"]["structuredContent"] == {"result": 7}
+
+
+def test_a_get_stream_on_one_process_hears_of_a_subscription_made_on_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """The client listens on its GET stream at one process and subscribes through the
+    other: an update made anywhere reaches the stream; a DELETE elsewhere ends it."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    heard: list[dict[str, Any]] = []
+    opened = threading.Event()
+
+    def listen() -> None:
+        get = {**headers(session_id), "accept": "text/event-stream"}
+        with httpx.stream("GET", b, headers=get, timeout=TIMEOUT) as stream:
+            opened.set()
+            for sent in streamed(stream):
+                heard.append(sent)
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert opened.wait(TIMEOUT)
+    subscribe = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/subscribe",
+        "params": {"uri": "mem://note"},
+    }
+    assert post(a, session_id, subscribe).status_code == 200
+    threading.Event().wait(0.3)  # b's view reads the record again
+    assert call(a, session_id, 2, "touch")["result"]["content"][0]["text"] == "touched"
+    for _ in range(100):
+        if heard:
+            break
+        threading.Event().wait(0.05)
+    assert heard == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "mem://note"},
+        }
+    ]
+    assert httpx.delete(a, headers=headers(session_id), timeout=TIMEOUT).status_code == 200
+    listener.join(TIMEOUT)
+    assert not listener.is_alive(), "the GET stream on the other process did not end"
