@@ -70,6 +70,11 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: decided from the headers) is kept half-closed, what the client still sends
     #: discarded, so that it reads the answer rather than a reset; then it is closed.
     linger_timeout: float = 2.0
+    #: Seconds the requests in flight get to finish when an HTTP server stops (SIGTERM:
+    #: ``serve``'s uvicorn, its ``timeout_graceful_shutdown``), once it stopped accepting
+    #: and closed its streams (each told to come back, ``retry``); those still running are
+    #: then cancelled.
+    shutdown_grace: float = 30.0
     #: Resources one session may be subscribed to at once: a legacy session's
     #: ``resources/subscribe`` URIs; in 2026-07-28 the URIs (and task ids) one
     #: ``subscriptions/listen`` names, and (stdio) those of one connection's open listen

@@ -617,6 +617,11 @@ class ProxyHttpApp:
         app = self.app or await self._started()
         await app(scope, receive, send)
 
+    async def drain(self) -> None:
+        """The server stops: the served app closes its long-lived streams."""
+        if self.app is not None:
+            await self.app.drain()
+
     async def _lifespan(self, receive: Any, send: Any) -> None:
         while True:
             message = await receive()

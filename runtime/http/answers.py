@@ -48,6 +48,8 @@ class Answers:
         self.stateless = stateless
         self.sse_retry_ms = sse_retry_ms
         self.listeners: set[Session] = set()
+        #: The streams of the listen requests open now (closed when the server stops).
+        self.listen_streams: set[Stream] = set()
 
     def session(self, router: Router, conn: Connection | None = None) -> Session:
         """A session of the server on ``conn`` (default: the stateless one)."""
@@ -89,10 +91,12 @@ class Answers:
         if listening:
             stream.shared = True  # announcements to every listener never wait for one
             self.listeners.add(session)
+            self.listen_streams.add(stream)
         try:
             done = await self._write(stream, send, receive, legacy, extra_headers, listening)
         finally:
             self.listeners.discard(session)
+            self.listen_streams.discard(stream)
             for request_id in listening:  # the stream ended: so did its listen
                 session.cancel(request_id)
         # A legacy stream was settled by _write: an SSE one stays resumable by GET (one the

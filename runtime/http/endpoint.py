@@ -405,6 +405,23 @@ class McpHttpApp:
             None,
         )
 
+    async def drain(self) -> None:
+        """The server stops: close the long-lived streams, so that their clients go to
+        another process now (a legacy GET stream ends with a ``retry`` hint, a listen or
+        HTTP+SSE stream ends, a WebSocket closes with 1012); requests in flight go on."""
+        self.legacy_sessions.draining = True
+        for legacy in self.sessions.values():
+            for stream in list(legacy.gets):
+                stream.close()
+        for stream in list(self.answers.listen_streams):
+            stream.close()
+        for sse in list(self.sse.sessions.values()):
+            sse.stream.close()
+        for session in list(self.websockets):
+            transport = session.transport
+            if isinstance(transport, WebSocketTransport):
+                await transport.restarting()
+
     async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
         """Announce a change to legacy sessions and to open modern listen streams."""
         for legacy in list(self.sessions.values()):

@@ -48,6 +48,8 @@ class LegacyEndpoint:
         self.answers = answers
         self.shared = shared
         self._starting = False
+        #: The server is stopping: GET streams it closes end with a ``retry`` hint.
+        self.draining = False
 
     # -- sessions shared by processes ----------------------------------------------------------
 
@@ -273,6 +275,8 @@ class LegacyEndpoint:
             if polls(legacy):
                 await sse_event(send, b"", stream.event_id(0), retry=self.answers.sse_retry_ms)
             await relay(stream, send, client, keep_open=True)
+            if self.draining:  # come back (elsewhere) soon
+                await sse_event(send, b"", None, retry=self.answers.sse_retry_ms)
         finally:
             client.stop()
             legacy.close_get(stream, client)

@@ -10,6 +10,8 @@ This module and ``protocols`` are the only parts of the runtime that import uvic
 
 from __future__ import annotations
 
+import logging
+
 import socket
 import sys
 from typing import Any
@@ -34,6 +36,7 @@ class Config(uvicorn.Config):
 
     def __init__(self, app: Any, *, limits: Limits = _limits.DEFAULT, **options: Any) -> None:
         options.setdefault("timeout_keep_alive", limits.idle_timeout)
+        options.setdefault("timeout_graceful_shutdown", limits.shutdown_grace)
         super().__init__(app, **options)
         self.limits = limits
         self.guard = ConnectionGuard(limits)
@@ -88,6 +91,20 @@ class AnnouncingServer(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             print(f"mcpgen: serving MCP at {self.url}", file=sys.stderr, flush=True)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Stop accepting, then have the app close its long-lived streams (so that their
+        clients go to another process at once, rather than when the grace runs out), then
+        uvicorn's own shutdown: the requests in flight finish within the grace."""
+        for server in getattr(self, "servers", []):
+            server.close()
+        drain = getattr(self.config.app, "drain", None)
+        if drain is not None:
+            try:
+                await drain()
+            except Exception:  # stopping goes on whatever the app says
+                logging.getLogger("mcpgen.runtime.http.serve").exception("draining failed")
+        await super().shutdown(sockets)
 
     @property
     def url(self) -> str:

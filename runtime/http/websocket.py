@@ -36,6 +36,8 @@ log = logging.getLogger("mcpgen.runtime.http.websocket")
 SUBPROTOCOL = "mcp"
 #: Close codes: normal, and a policy violation (a refused handshake).
 NORMAL, POLICY = 1000, 1008
+#: Close code of a server stopping (RFC 6455's registry: a restart): connect again.
+SERVICE_RESTART = 1012
 
 
 class WebSocketTransport:
@@ -118,6 +120,10 @@ class WebSocketTransport:
 
     async def close(self) -> None:
         await self._close(NORMAL, "")
+
+    async def restarting(self) -> None:
+        """Close as a server that stops (1012: the client may connect again elsewhere)."""
+        await self._close(SERVICE_RESTART, "the server is stopping; connect again")
 
     async def _close(self, code: int, reason: str) -> None:
         if self._closed:
