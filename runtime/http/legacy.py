@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -21,7 +21,7 @@ from .streams import ClientWatch, Router, Stream, relay
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
 from .shared_sessions import SessionRecord, SessionStoreUnavailable, SharedSessions
-from .shared_sessions import CHANGED, split_routed
+from .shared_sessions import CHANGED, OUTBOUND, outbound, split_routed
 from ..core.limits import Limits
 from ..core.modern import HttpHeaders
 from .post_headers import mcp_headers
@@ -88,6 +88,7 @@ class LegacyEndpoint:
             shared.tag,
         )
         router = Router()
+        router.elsewhere = self._elsewhere(session_id)
         legacy = LegacySession(self.answers.session(router, conn), router, self.limits)
         legacy.owner, legacy.record = record.owner, record
         legacy.session.subscriptions.update(record.subscriptions)
@@ -111,6 +112,20 @@ class LegacyEndpoint:
         await shared.save(session_id, record, self.limits.session_idle_timeout)
         await shared.route(session_id, CHANGED, None)  # the others' views read it again
 
+    def _elsewhere(self, session_id: str) -> Callable[[bytes], Awaitable[None]]:
+        """Sends a message of the server's own to the GET stream of the session in
+        another process (none is open here)."""
+        shared = self.shared
+        assert shared is not None
+
+        async def send(data: bytes) -> None:
+            frame = outbound(data)
+            if frame is not None:
+                with contextlib.suppress(SessionStoreUnavailable):  # (lost, as unheard)
+                    await shared.route(session_id, frame, None)
+
+        return send
+
     async def routed(self, session_id: str, frame: bytes) -> None:
         """A frame another process routed here: an answer to a request this one sent, or a
         cancellation, fed to this process's view of the session (if it has one); or word
@@ -118,6 +133,11 @@ class LegacyEndpoint:
         ends if it is gone (a DELETE elsewhere: its GET streams close)."""
         legacy = self.sessions.get(session_id)
         if legacy is None:
+            return
+        if frame.startswith(OUTBOUND):  # for the client: its GET stream is here?
+            stream = legacy.router.standalone
+            if stream is not None:
+                await stream.push(frame[len(OUTBOUND) :], False)
             return
         if frame != CHANGED:
             await legacy.session.feed(frame)
@@ -207,10 +227,11 @@ class LegacyEndpoint:
             return
         router = Router()
         conn = self.server.connection()
+        session_id = secrets.token_urlsafe(24)
         if self.shared is not None:
             conn.id_prefix = self.shared.tag  # the client's answers find this process
+            router.elsewhere = self._elsewhere(session_id)
         session = self.answers.session(router, conn)
-        session_id = secrets.token_urlsafe(24)
         legacy = LegacySession(session, router, self.limits)
         legacy.owner = _owner(http.principal)
         extra = {"mcp-session-id": session_id}

@@ -33,6 +33,37 @@ CANCELLED = "notifications/cancelled"
 #: The frame routed to every process when a session's record changed (or is gone): their
 #: views read it again.
 CHANGED = b""
+#: What begins a frame for the client (not from it) routed to the process holding the
+#: session's GET stream: a message of the server's own, outside any request.
+OUTBOUND = b"\x00"
+#: Announcements: the bus brings them to every process's views already, never routed.
+ANNOUNCED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
+
+
+class _Method(msgspec.Struct):
+    method: str | None = None
+
+
+_method = msgspec.json.Decoder(_Method).decode
+
+
+def outbound(data: bytes) -> bytes | None:
+    """The frame to route for a message of the server's own that finds no GET stream in
+    its process (None: an announcement, which every process delivers itself)."""
+    try:
+        method = _method(data).method
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return None if method in ANNOUNCED else OUTBOUND + data
+
+
 #: What the tag of every process sharing sessions ends with (the ids of the requests one
 #: sends are ``<tag><n>``; a client's own ids never matter here: only answers are routed).
 TAG_END = "~"
@@ -141,8 +172,11 @@ def split_routed(
 
 
 __all__ = [
+    "ANNOUNCED",
     "CANCELLED",
     "CHANGED",
+    "OUTBOUND",
+    "outbound",
     "TAG",
     "TAGGED_ID",
     "TAG_END",

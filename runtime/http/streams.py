@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from .asgi import Receive, Send, end_body, respond, sse_event, start_sse, wait_disconnect
 from ..core.jsonrpc import RequestId
@@ -305,6 +305,9 @@ class Router(_PushedTo):
         self.standalone: Stream | None = None
         #: The POST being fed right now: answers to input that had no readable id go there.
         self.feeding: Stream | None = None
+        #: Where a frame goes that belongs to no request and finds no GET stream open here
+        #: (a session other processes serve too: to theirs); None: it is dropped.
+        self.elsewhere: Callable[[bytes], Awaitable[None]] | None = None
 
     async def send(
         self,
@@ -323,6 +326,9 @@ class Router(_PushedTo):
         if stream is None:
             stream = self.standalone
         if stream is None:
+            if self.elsewhere is not None and related is None and not final:
+                await self.elsewhere(data)
+                return
             log.debug("dropping a frame no stream is open for")
             return
         await stream.push(data, final, status, whole)

@@ -67,6 +67,12 @@ def app(signals: Signals, redis_url: str) -> App:
         await made.resource_updated("mem://note")
         return "touched"
 
+    @made.tool(task="optional")
+    async def later() -> str:
+        """Runs as a task when asked to: its status is told outside any request."""
+        await asyncio.sleep(0.2)
+        return "done later"
+
     @made.tool
     async def slow() -> str:
         """Wait until cancelled."""
@@ -332,3 +338,38 @@ def test_a_get_stream_on_one_process_hears_of_a_subscription_made_on_the_other(
     assert httpx.delete(a, headers=headers(session_id), timeout=TIMEOUT).status_code == 200
     listener.join(TIMEOUT)
     assert not listener.is_alive(), "the GET stream on the other process did not end"
+
+
+def test_what_a_process_sends_outside_any_request_reaches_the_get_stream_on_the_other(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """A task run on one process tells its status changes outside any request: they reach
+    the client's GET stream, open on the other."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    heard: list[dict[str, Any]] = []
+    opened = threading.Event()
+
+    def listen() -> None:
+        get = {**headers(session_id), "accept": "text/event-stream"}
+        with httpx.stream("GET", b, headers=get, timeout=TIMEOUT) as stream:
+            opened.set()
+            for sent in streamed(stream):
+                heard.append(sent)
+                if sent.get("params", {}).get("status") == "completed":
+                    return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    assert opened.wait(TIMEOUT)
+    threading.Event().wait(0.2)
+    params = {"name": "later", "arguments": {}, "task": {"ttl": 60_000}}
+    created = post(
+        a, session_id, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    )
+    assert created.status_code == 200 and "taskId" in created.text, created.text
+    listener.join(TIMEOUT)
+    statuses = [
+        m["params"]["status"] for m in heard if m.get("method") == "notifications/tasks/status"
+    ]
+    assert statuses and statuses[-1] == "completed", heard
