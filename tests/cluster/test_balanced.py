@@ -1,0 +1,146 @@
+"""Four uvicorn worker processes of ``examples/everything/asgi.py`` sharing one real
+redis-server (``MCPGEN_STORE``), behind haproxy from Debian's packages running the
+configuration of docs/deployment.md: round robin, a new backend connection per request,
+no stickiness. Concurrent clients, 2025-11-25 sessions (ours and the official Python
+SDK's) and 2026-07-28 ones (ours), each call their tools many times, sampling and
+elicitation round trips included: every call answered, to the client that made it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client as SdkClient
+
+from mcpgen.runtime.client import http_client
+from support.checkout import ROOT
+from support.doc_blocks import blocks_of
+from support.haproxy import Haproxy
+from support.node_tools import wait_listening
+from support.processes import free_port, stop
+from support.redis_server import RedisServer
+from support.wire_clients import our_client, plain, sdk_elicit, sdk_sampling
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
+WORKERS = 4
+CALLS = 24  # per client: a third of them asking the client something
+GUIDE = ROOT / "docs" / "deployment.md"
+
+
+def guide_config(front: int, workers: list[int]) -> str:
+    """The haproxy configuration of the deployment guide, on these ports."""
+    text = next(b.code for b in blocks_of(GUIDE) if "frontend mcp" in b.code)
+    text = text.replace("127.0.0.1:8000", f"127.0.0.1:{front}")
+    for n, port in enumerate(workers, start=1):
+        text = text.replace(f"127.0.0.1:800{n}", f"127.0.0.1:{port}")
+    assert not re.search(r"127\.0\.0\.1:800\d", text), text
+    return text
+
+
+@pytest.fixture(scope="module")
+def balanced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    logs = tmp_path_factory.mktemp("workers")
+    with RedisServer() as redis:
+        env = {**os.environ, "MCPGEN_STORE": redis.url, "PYTHONPATH": str(ROOT)}
+        env["MCPGEN_STATE_KEY"] = secrets.token_hex(32)
+        env.pop("MCPGEN_TASK_STORE", None)
+        ports = [free_port() for _ in range(WORKERS)]
+        started: list[subprocess.Popen[bytes]] = []
+        balancer: Haproxy | None = None
+        try:
+            for n, port in enumerate(ports):
+                command = [sys.executable, "-m", "uvicorn", "examples.everything.asgi:app"]
+                command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+                with open(logs / f"worker{n}.log", "wb") as out:
+                    started.append(
+                        subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+                    )
+            for port in ports:
+                wait_listening(port, 30)
+            front = free_port()
+            balancer = Haproxy(guide_config(front, ports), front)
+            yield f"http://127.0.0.1:{front}/mcp"
+        finally:
+            if balancer is not None:
+                balancer.stop()
+            for process in started:
+                stop(process)
+
+
+async def ours(url: str, mode: str, n: int) -> list[str]:
+    """One of our clients' calls; what went wrong, if anything."""
+    version = "2025-11-25" if mode == "legacy" else "2026-07-28"
+    client_class, handlers = our_client(version)
+    wrong: list[str] = []
+    async with http_client(client_class, url, handlers=handlers, mode=mode) as client:  # type: ignore[arg-type]
+        for i in range(CALLS):
+            if i % 3 == 1:
+                got = plain(
+                    await client.call_tool(name="test_sampling", arguments={"prompt": f"c{n}"})
+                )
+                expected = "LLM response"
+            elif i % 3 == 2:
+                got = plain(
+                    await client.call_tool(
+                        name="test_elicitation", arguments={"message": f"c{n}-{i}"}
+                    )
+                )
+                expected = "User response"
+            else:
+                got = plain(await client.call_tool(name="test_simple_text", arguments={}))
+                expected = "simple text response"
+            text = str(got.get("content"))
+            if expected not in text or got.get("isError"):
+                wrong.append(f"{mode} client {n}, call {i}: {text[:200]}")
+    return wrong
+
+
+async def sdk(url: str, n: int) -> list[str]:
+    """The official SDK client's calls in its legacy (2025-11-25 session) mode."""
+    wrong: list[str] = []
+    async with SdkClient(
+        url, mode="legacy", sampling_callback=sdk_sampling, elicitation_callback=sdk_elicit
+    ) as client:
+        for i in range(CALLS):
+            if i % 2:
+                got = plain(await client.call_tool("test_sampling", {"prompt": f"s{n}"}))
+                expected = "LLM response"
+            else:
+                got = plain(await client.call_tool("test_simple_text", {}))
+                expected = "simple text response"
+            text = str(got.get("content"))
+            if expected not in text or got.get("isError"):
+                wrong.append(f"sdk client {n}, call {i}: {text[:200]}")
+    return wrong
+
+
+def test_concurrent_clients_of_both_eras_are_served_through_a_round_robin_balancer(
+    balanced: str,
+) -> None:
+    async def scenario() -> list[str]:
+        with anyio.fail_after(240):
+            jobs: list[Any] = [ours(balanced, "legacy", n) for n in range(3)]
+            jobs += [ours(balanced, "auto", n) for n in range(3, 6)]
+            jobs += [sdk(balanced, n) for n in range(6, 8)]
+            results = await asyncio.gather(*jobs, return_exceptions=True)
+        wrong: list[str] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                wrong.append(f"a client failed: {type(result).__name__}: {result}")
+            else:
+                wrong += result
+        return wrong
+
+    wrong = asyncio.run(scenario())
+    assert not wrong, "\n".join(wrong[:20])
