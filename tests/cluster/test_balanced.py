@@ -3,7 +3,8 @@ redis-server (``MCPGEN_STORE``), behind haproxy from Debian's packages running t
 configuration of docs/deployment.md: round robin, a new backend connection per request,
 no stickiness. Concurrent clients, 2025-11-25 sessions (ours and the official Python
 SDK's) and 2026-07-28 ones (ours), each call their tools many times, sampling and
-elicitation round trips included: every call answered, to the client that made it."""
+elicitation round trips included: every call answered, to the client that made it; and listeners of
+both eras, their streams held by some worker, hear each change made on any worker once."""
 
 from __future__ import annotations
 
@@ -144,3 +145,49 @@ def test_concurrent_clients_of_both_eras_are_served_through_a_round_robin_balanc
 
     wrong = asyncio.run(scenario())
     assert not wrong, "\n".join(wrong[:20])
+
+
+def test_every_listener_hears_each_change_once_whichever_worker_made_it(balanced: str) -> None:
+    """A 2025-11-25 client on its session's GET stream and a 2026-07-28 client on a listen
+    stream, each held by some worker; another client makes the tool list change five times
+    through the balancer (each time on some worker): each listener hears five changes."""
+    from mcpgen.generated.v2026_07_28 import client as c
+    from mcpgen.generated.v2026_07_28 import types as t
+    from mcpgen.runtime.client import ClientSession
+
+    class Counting(c.ClientHandlers):
+        def __init__(self) -> None:
+            self.heard = 0
+
+        async def on_tool_list_changed(self, params: t.NotificationParams) -> None:
+            self.heard += 1
+
+    async def scenario() -> tuple[int, int]:
+        legacy, modern = Counting(), Counting()
+        async with http_client(c.Client, balanced, handlers=legacy, mode="legacy") as first:
+            async with http_client(c.Client, balanced, handlers=modern, mode="auto") as second:
+                session = second.session
+                assert isinstance(session, ClientSession) and session.session is not None
+                raw = session.session
+                listen = asyncio.create_task(
+                    raw.request(
+                        "subscriptions/listen",
+                        {"notifications": {"toolsListChanged": True}},
+                        timeout=60,
+                    )
+                )
+                await first.list_tools()
+                await asyncio.sleep(1.0)  # both streams open
+                async with http_client(c.Client, balanced, mode="auto") as other:
+                    for _ in range(5):
+                        await other.call_tool(name="test_trigger_tool_change", arguments={})
+                        await asyncio.sleep(0.2)
+                for _ in range(50):
+                    if legacy.heard >= 5 and modern.heard >= 5:
+                        break
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(0.5)  # a duplicate would have come by now
+                listen.cancel()
+                return legacy.heard, modern.heard
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == (5, 5)
