@@ -6,6 +6,7 @@ from __future__ import annotations
 
 
 import contextlib
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -28,6 +29,8 @@ from .post_headers import mcp_headers
 
 if TYPE_CHECKING:
     from .auth.principal import Principal
+
+log = logging.getLogger("mcpgen.runtime.http.endpoint")
 
 
 class LegacyEndpoint:
@@ -106,10 +109,11 @@ class LegacyEndpoint:
         subscriptions = sorted(legacy.session.subscriptions)
         if conn.log_level == record.log_level and subscriptions == record.subscriptions:
             return
-        legacy.record = record = msgspec.structs.replace(
+        record = msgspec.structs.replace(
             record, log_level=conn.log_level, subscriptions=subscriptions
         )
         await shared.save(session_id, record, self.limits.session_idle_timeout)
+        legacy.record = record  # (only once kept: a failed save is tried again next time)
         await shared.route(session_id, CHANGED, None)  # the others' views read it again
 
     def _elsewhere(self, session_id: str) -> Callable[[bytes], Awaitable[None]]:
@@ -196,8 +200,12 @@ class LegacyEndpoint:
         shared = self.shared
         if shared is not None:
             parsed, routed = split_routed(parsed, shared.tag)
-            for frame, to in routed:
-                await shared.route(session_id, frame, to)
+            try:
+                for frame, to in routed:
+                    await shared.route(session_id, frame, to)
+            except SessionStoreUnavailable as exc:
+                await refuse(send, 503, f"Service Unavailable: {exc}; retry later", first)
+                return
         legacy.posts += 1
         try:
             http = mcp_headers(headers, stated, principal)
@@ -207,7 +215,10 @@ class LegacyEndpoint:
         finally:
             legacy.posts -= 1
         if legacy.record is not None:
-            await self._written_back(session_id, legacy)
+            try:
+                await self._written_back(session_id, legacy)
+            except SessionStoreUnavailable as exc:  # answered already: the change waits
+                log.warning("session %s: its change is not kept yet: %s", session_id, exc)
 
     async def initialize(
         self,

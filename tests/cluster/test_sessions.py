@@ -373,3 +373,29 @@ def test_what_a_process_sends_outside_any_request_reaches_the_get_stream_on_the_
         m["params"]["status"] for m in heard if m.get("method") == "notifications/tasks/status"
     ]
     assert statuses and statuses[-1] == "completed", heard
+
+
+def test_garbage_in_a_shared_session_is_refused_and_the_session_goes_on(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """Bodies that are not JSON-RPC, answers to requests no process sent (tagged as
+    another's, or as this one's), cancellations of nothing: each answered or ignored, and
+    the session's next call served by either process."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=b)
+    garbage: list[Any] = [
+        {"jsonrpc": "2.0", "id": "p0123456789~7", "result": {}},
+        {"jsonrpc": "2.0", "id": "pabcdefabcd~1", "error": {"code": 1, "message": "x"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "nope"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "x" * 10_000},
+        [{"jsonrpc": "2.0", "id": "p0123456789~2", "result": 5}] * 50,
+    ]
+    for body in garbage:
+        for url in (a, b):
+            reply = httpx.post(url, headers=headers(session_id), json=body, timeout=TIMEOUT)
+            assert reply.status_code in (200, 202, 400), reply.text
+    raw = httpx.post(b, headers=headers(session_id), content=b"{not json", timeout=TIMEOUT)
+    assert raw.status_code == 400
+    for n, url in enumerate((a, b, a, b)):
+        answer = call(url, session_id, 100 + n, "add", a=n, b=1)
+        assert answer["result"]["structuredContent"] == {"result": n + 1}
