@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, str] = {
     "reshape": "server CPU per tools/call of a 2026-07-28 App answered to a 2024-11-05 peer vs a 2026-07-28 one, and reshape() alone",
     "auth_cost": "what OAuth costs an HTTP tools/call: unprotected vs a cached token vs a new JWT each request (in process; cachegrind)",
     "proxy_calls": "what a gateway costs per tools/call (server CPU, HTTP, both eras): direct vs mcpgen proxy vs FastMCP's proxy, each in front of one stdio server",
+    "shared_calls": "what sharing legacy sessions through Redis costs a tools/call over HTTP: one process alone vs sessions kept in Redis (server and Redis CPU per call)",
     "tasks_load": "1,000 tasks at once in both eras: none lost, memory before / at peak / after their TTL",
     "fuzz": "mutated valid traffic over stdio, HTTP, WebSocket and HTTP+SSE: crashes, hangs, 5xx, non-JSON-RPC answers, missing answers, wrong codes (20,000 cases per transport)",
 }

@@ -97,14 +97,20 @@ def memory(pid: int) -> dict[str, float]:
 class Process:
     """A spawned server, talked to over its pipes (``pipes``) or over a port (``listen``)."""
 
-    def __init__(self, command: Sequence[str], label: str, pipes: bool = False) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        label: str,
+        pipes: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.label, self.buffer, self.port = label, b"", 0
         self.errors: IO[bytes] = tempfile.TemporaryFile()
         self.started_ns = time.perf_counter_ns()
         pipe = subprocess.PIPE if pipes else None
         self.proc = subprocess.Popen(
             list(command), stdin=pipe or subprocess.DEVNULL, stdout=pipe or self.errors,
-            stderr=self.errors, env=clean_env(), cwd=ROOT, bufsize=0,
+            stderr=self.errors, env=clean_env() | (env or {}), cwd=ROOT, bufsize=0,
         )  # fmt: skip
         self.pid = self.proc.pid
         self.fd_in = self.proc.stdin.fileno() if self.proc.stdin else -1

@@ -53,11 +53,20 @@ def build(transport: str = "stdio", app: bool = False) -> Server:
     return registry.server
 
 
+def shared_sessions() -> Any:
+    """Legacy sessions in the Redis ``MCPGEN_STORE`` names, as an ``App``'s HTTP endpoint
+    keeps them (None when it is unset): ``bench shared_calls`` sets it."""
+    from mcpgen.runtime.cluster import Shared
+
+    shared = Shared.from_environment()
+    return shared.sessions() if shared is not None else None
+
+
 if __name__ == "__main__":
     server = build(option("--transport", "stdio"), flag("--app"))
     profile_on_signal()
     if option("--transport") == "http":
-        http(McpHttpApp(server))
+        http(McpHttpApp(server, shared_sessions=shared_sessions()))
     elif option("--transport") in ("sse", "websocket"):  # HTTP+SSE at /sse, WebSocket at /mcp
         http(McpHttpApp(server, websocket_path="/mcp"), ws_per_message_deflate=False)
     else:

@@ -31,7 +31,8 @@ try:
 except ImportError as missing:  # pragma: no cover - exercised without the extra installed
     raise ImportError("RedisSessions needs redis-py: pip install 'mcpgen[redis]'") from missing
 
-from ..http.shared_sessions import TAG_END, Routed, SessionRecord, SessionStoreUnavailable
+from ..http.shared_sessions import CHANGED, TAG_END, Routed, SessionRecord
+from ..http.shared_sessions import SessionStoreUnavailable
 from ..tasks.outage import Outage
 from ..tasks.redis_errors import UNREACHABLE
 
@@ -118,6 +119,8 @@ class RedisSessions:
             pipe.delete(*(self._key(name) for name in names))
             pipe.zrem(index, *names)
             await self._call(pipe.execute())
+            for name in names:  # every process's view of it ends
+                await self.route(name, CHANGED, None)
 
     async def load(self, session_id: str) -> SessionRecord | None:
         data = await self._call(self._client.get(self._key(session_id)))

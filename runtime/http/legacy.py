@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from .auth.principal import Principal
 
 log = logging.getLogger("mcpgen.runtime.http.endpoint")
+#: A shared session's expiry is renewed in the store at most this often per process (and
+#: at most every tenth of the idle timeout): a session ended elsewhere (DELETE, the cap)
+#: is told to every process at once, expiry needs no more.
+TOUCH_EVERY_S = 10.0
 
 
 class LegacyEndpoint:
@@ -72,7 +77,11 @@ class LegacyEndpoint:
         await self.start()  # (at startup, but for a server sending no lifespan)
         idle = self.limits.session_idle_timeout
         if legacy is not None:
+            now = time.monotonic()
+            if now - legacy.touched_at < min(idle / 10, TOUCH_EVERY_S):
+                return legacy  # renewed a moment ago (an end elsewhere is told at once)
             if await shared.touch(session_id, idle):
+                legacy.touched_at = now
                 return legacy
             gone = self.sessions.pop(session_id)  # ended elsewhere (DELETE, expiry)
             if gone is not None:
@@ -94,6 +103,7 @@ class LegacyEndpoint:
         router.elsewhere = self._elsewhere(session_id)
         legacy = LegacySession(self.answers.session(router, conn), router, self.limits)
         legacy.owner, legacy.record = record.owner, record
+        legacy.touched_at = time.monotonic()
         legacy.session.subscriptions.update(record.subscriptions)
         if not self.sessions.add(session_id, legacy):
             return None

@@ -52,6 +52,8 @@ class LegacySession:
         #: Its record as last read or written, when processes share their sessions
         #: (``runtime.http.shared_sessions``); None: this process's alone.
         self.record: SessionRecord | None = None
+        #: When this process last renewed its expiry in the shared store.
+        self.touched_at = 0.0
 
     @property
     def busy(self) -> bool:
