@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -248,6 +249,14 @@ class McpHttpApp:
             await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, why))
             return
         health = self.server.health()
+        outage = getattr(self.legacy_sessions.shared, "outage", None)
+        since = getattr(outage, "since", None)
+        if outage is not None:  # the sessions' store is the endpoint's, not the server's
+            lasted = time.monotonic() - since if isinstance(since, float) else None
+            checks = dict(health.get("checks") or {})
+            checks["sessions"] = "ok" if lasted is None else f"unreachable for {lasted:.0f} s"
+            ok = all(state == "ok" for state in checks.values())
+            health = {"status": "ok" if ok else "unavailable", "checks": checks}
         status = 200 if health.get("status") == "ok" else 503
         await respond(send, status, msgspec.json.encode(health))
 

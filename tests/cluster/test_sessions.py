@@ -293,11 +293,20 @@ def test_with_redis_away_a_sessions_request_is_refused_and_served_again_once_it_
     redis.stop(keep_dir=True)
     refused = post(b, session_id, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert refused.status_code == 503 and "unavailable" in refused.text
+    health = httpx.get(b.replace("/mcp", "/healthz"), timeout=TIMEOUT)
+    assert health.status_code == 503 and "unreachable" in health.json()["checks"]["sessions"]
     served = post(a, session_id, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
     assert served.status_code == 200, served.text
     redis.start(port)  # (nothing persisted: the session is gone with the old Redis)
     again = begun(b, then=a)
     assert call(a, again, 3, "add", a=3, b=4)["result"]["structuredContent"] == {"result": 7}
+    for _ in range(50):  # the bus subscribes again within a second or two
+        health = httpx.get(b.replace("/mcp", "/healthz"), timeout=TIMEOUT)
+        if health.status_code == 200:
+            break
+        threading.Event().wait(0.1)
+    assert health.status_code == 200, health.text
+    assert health.json()["checks"] == {"bus": "ok", "sessions": "ok"}
 
 
 def test_a_get_stream_on_one_process_hears_of_a_subscription_made_on_the_other(
