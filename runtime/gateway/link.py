@@ -43,6 +43,7 @@ from ..core.json_values import as_array, as_object
 from ..core.modern import InputRequired
 from ..client.tasks import TaskHandle, legacy_tasks, modern_info
 from ..tasks.engine import TaskScope
+from ..tasks.legacy_wire import RELATED_TASK
 from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.extension import DetailedTask
 from .parking import ParkedCall, Parking
@@ -153,6 +154,9 @@ class Link:
         self._latest_began = 0.0  # when the latest of ``inflight`` began
         #: Each upstream tool's ``execution.taskSupport`` (None: not learned yet).
         self.task_support: dict[str, str] | None = None
+        #: The upstream's tasks being followed, by id → the downstream request each is for.
+        self.tasks_for: dict[str, RequestScope | ParkedCall] = {}
+        self._learning = asyncio.Lock()
 
     @property
     def era(self) -> str:
@@ -342,30 +346,27 @@ class Link:
     # -- tools the upstream runs only as tasks ------------------------------------------------
 
     def _learn_task_support(self, listed: Any) -> None:
-        plain = as_object(msgspec.to_builtins(listed)) or {}
         learned = self.task_support if self.task_support is not None else {}
-        for tool in as_array(plain.get("tools")) or []:
-            fields = as_object(tool) or {}
-            execution = as_object(fields.get("execution")) or {}
-            support = execution.get("taskSupport")
-            if isinstance(fields.get("name"), str) and isinstance(support, str):
-                learned[str(fields["name"])] = support
-        self.task_support = learned
+        self.task_support = _task_support_of(listed, learned)
 
     async def learn_task_support(self) -> dict[str, str]:
         """Each upstream tool's ``execution.taskSupport`` (its tools listed once to learn
         it, the first time it is needed)."""
         session = self.session
         if self.task_support is None and session is not None:
-            self.task_support = {}
-            cursor: str | None = None
-            for _ in range(MAX_PAGES):
-                page = await session.request(LIST_TOOLS, {"cursor": cursor} if cursor else {})
-                self._learn_task_support(page)
-                after = getattr(page, "next_cursor", None)
-                if not isinstance(after, str) or not after:
-                    break
-                cursor = after
+            async with self._learning:  # calls at once wait for one listing
+                if self.task_support is None:
+                    learned: dict[str, str] = {}
+                    cursor: str | None = None
+                    for _ in range(MAX_PAGES):
+                        listed = {"cursor": cursor} if cursor else {}
+                        page = await session.request(LIST_TOOLS, listed)
+                        _task_support_of(page, learned)
+                        after = getattr(page, "next_cursor", None)
+                        if not isinstance(after, str) or not after:
+                            break
+                        cursor = after
+                    self.task_support = learned
         return self.task_support or {}
 
     async def _only_as_task(self, session: ClientSession, params: Any, scope: RequestScope) -> bool:
@@ -384,10 +385,19 @@ class Link:
         return support == "required"
 
     async def _as_task(self, session: ClientSession, params: Any) -> Any:
-        """Call as a task, and follow it to its result (cancelled with the call)."""
+        """Call as a task, and follow it to its result (cancelled with the call). What a
+        legacy upstream asks for the task names it (its related-task ``_meta``): it goes
+        to the downstream request the task is for, however many are in flight."""
         plain = hop_params(params)
         arguments = as_object(plain.get("arguments"))
-        return await _followed(await session.call_tool_as_task(str(plain.get("name")), arguments))
+        handle = await session.call_tool_as_task(str(plain.get("name")), arguments)
+        target = CALL.get()
+        if target is not None and handle.task_id:
+            self.tasks_for[handle.task_id] = target
+        try:
+            return await _followed(handle)
+        finally:
+            self.tasks_for.pop(handle.task_id, None)
 
     async def _bridged(
         self,
@@ -457,7 +467,10 @@ class Link:
         # A 2026-07-28 upstream's input request comes in the task of the call it is for,
         # keyed within it; a legacy upstream's is a request of its own (a RequestScope).
         key = None if isinstance(ctx, RequestScope) else str(ctx.request_id)
-        target = CALL.get() if key is not None else self._only_request(method)
+        if key is not None:
+            target = CALL.get()
+        else:
+            target = self.tasks_for.get(_related_task(params) or "") or self._only_request(method)
         if target is None:
             return await self._ask_owner(method, params)
         self._asking[id(target)] = self._asking.get(id(target), 0) + 1
@@ -537,6 +550,27 @@ class Link:
             conn = self.owner.conn
             if conn.version is not None and conn.log_allowed(level):
                 await self.owner.notify("notifications/message", plain)
+
+
+def _task_support_of(listed: Any, learned: dict[str, str]) -> dict[str, str]:
+    """``learned`` with each tool of a ``tools/list`` page's ``execution.taskSupport``."""
+    plain = as_object(msgspec.to_builtins(listed)) or {}
+    for tool in as_array(plain.get("tools")) or []:
+        fields = as_object(tool) or {}
+        execution = as_object(fields.get("execution")) or {}
+        support = execution.get("taskSupport")
+        if isinstance(fields.get("name"), str) and isinstance(support, str):
+            learned[str(fields["name"])] = support
+    return learned
+
+
+def _related_task(params: Any) -> str | None:
+    """The upstream task a legacy upstream's request names (related-task ``_meta``)."""
+    plain = as_object(msgspec.to_builtins(params)) or {}
+    meta = as_object(plain.get("_meta")) or {}
+    related = as_object(meta.get(RELATED_TASK)) or {}
+    task_id = related.get("taskId")
+    return task_id if isinstance(task_id, str) else None
 
 
 def running_task(scope: RequestScope) -> bool:

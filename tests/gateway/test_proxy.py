@@ -707,3 +707,49 @@ def test_a_resource_updated_twice_is_announced_twice() -> None:
             assert handlers.heard == [("updated", "mem://note")] * 2
 
     run(scenario())
+
+
+class Named(Answering):
+    """A client that answers an elicitation with its own name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    async def elicit(self, params: Any, ctx: Any) -> Any:
+        return t.ElicitResult(action="accept", content={"name": self.name})
+
+
+@pytest.mark.parametrize("down", ["legacy", "auto"])
+def test_questions_of_upstream_tasks_in_flight_together_reach_their_own_clients(
+    down: Mode,
+) -> None:
+    """Two clients call, at once, a tool a legacy upstream runs only as a task, over the
+    proxy's one connection to it; each task asks its client's name: each question reaches
+    the client whose call made the task (it names its task), and no answer crosses."""
+
+    async def scenario() -> None:
+        app = App("tasking", binding=stubs, tasks=Tasks())
+
+        @app.tool(task="required")
+        async def survey(ctx: stubs.Context) -> str:
+            """Ask a name, as a task."""
+            await asyncio.sleep(0.1)
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            form = t.ElicitRequestFormParams(
+                message="Name?",
+                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+            )
+            answer = await ctx.elicit(form, key="name")
+            return f"surveyed {(answer.content or {}).get('name')}"
+
+        async with Proxy(Upstream(server=app, mode="legacy")) as proxy:
+            async with connect(proxy.server, mode=down, handlers=Named("Ada")) as ada:
+                async with connect(proxy.server, mode=down, handlers=Named("Bob")) as bob:
+                    both = await asyncio.gather(
+                        ada.call_tool(name="survey", arguments={}),
+                        bob.call_tool(name="survey", arguments={}),
+                    )
+        assert [text_of(r) for r in both] == ["surveyed Ada", "surveyed Bob"]
+
+    run(scenario())
