@@ -709,17 +709,6 @@ def test_a_resource_updated_twice_is_announced_twice() -> None:
     run(scenario())
 
 
-class Named(Answering):
-    """A client that answers an elicitation with its own name."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-
-    async def elicit(self, params: Any, ctx: Any) -> Any:
-        return t.ElicitResult(action="accept", content={"name": self.name})
-
-
 @pytest.mark.parametrize("down", ["legacy", "auto"])
 def test_questions_of_upstream_tasks_in_flight_together_reach_their_own_clients(
     down: Mode,
