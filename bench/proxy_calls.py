@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from typing import Any
 from .harness import ROOT, SERVERS, BenchError, Cell, Process, alternate, cpu_seconds, emit
 from .harness import heading, load, load_note, lua_script, medians, note, progress, python
 from .harness import table, verdict, wrk
+from .http_calls import free_port
 from .peers import CALL, MODERN_HEADERS, PATH, TEXT, legacy_headers, modern_call, open_session
 from .peers import post
 
@@ -61,13 +61,6 @@ def fastmcp_python() -> Path:
             )
             stamp.write_text(FASTMCP)
     return python_path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)

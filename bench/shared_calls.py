@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import socket
 import sys
 import tempfile
 from collections import defaultdict
@@ -23,6 +22,7 @@ from typing import Any
 
 from .harness import ROOT, SERVERS, BenchError, Process, alternate, cpu_seconds, emit, heading
 from .harness import load, load_note, lua_script, medians, note, progress, python, table, wrk
+from .http_calls import free_port
 from .peers import CALL, PATH, legacy_headers, open_session, post
 
 TESTS = str(ROOT / "tests")
@@ -33,13 +33,6 @@ from support.redis_server import RedisServer  # noqa: E402
 
 NAME = "shared_calls"
 FIELDS = ("requests_per_s", "p50_us", "server_cpu_us", "redis_cpu_us", "whole_cpu_us")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,12 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 from ..server.bus import Deliver
 from ..tasks.outage import Outage
 from ..tasks.redis_errors import UNREACHABLE
+from .pubsub import listen
 
 log = logging.getLogger("mcpgen.runtime.cluster.bus")
 
 #: The largest announcement published (bytes of JSON); a bigger one stays in its process.
 MAX_MESSAGE = 1 << 20
-#: Seconds between attempts to subscribe again after the connection was lost.
-RESUBSCRIBE_S = 1.0
 SOCKET_TIMEOUT = CONNECT_TIMEOUT = 5.0
 
 
@@ -118,29 +117,11 @@ class RedisBus:
     async def _listen(self, deliver: Deliver) -> None:
         """Hand the other processes' announcements to ``deliver``; on a lost connection,
         subscribe again (what was published meanwhile does not come)."""
-        while True:
-            pubsub: Any = cast(Any, self._client).pubsub()
-            try:
-                await pubsub.subscribe(self.channel)
-                while True:
-                    message = await pubsub.get_message(timeout=None)
-                    if not message:
-                        continue
-                    if message["type"] == "subscribe":
-                        self._subscribed.set()
-                        self.outage.reached()
-                    elif message["type"] == "message":
-                        await self._deliver(deliver, message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*UNREACHABLE, OSError) as error:
-                self.outage.lost(error)
-            except Exception as error:  # anything else: subscribe again
-                log.warning("the announcement bus stopped listening (%r); again", error)
-            finally:
-                with contextlib.suppress(redis_errors.RedisError, OSError):
-                    await pubsub.aclose()
-            await asyncio.sleep(RESUBSCRIBE_S)
+
+        async def take(data: Any) -> None:
+            await self._deliver(deliver, data)
+
+        await listen(self._client, [self.channel], take, self.outage, self._subscribed, "the bus")
 
     async def _deliver(self, deliver: Deliver, data: Any) -> None:
         raw = data if isinstance(data, bytes) else str(data).encode()

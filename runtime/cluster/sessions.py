@@ -34,13 +34,12 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 from ..http.shared_sessions import CHANGED, TAG_END, Routed, SessionRecord
 from ..http.shared_sessions import SessionStoreUnavailable
 from ..tasks.outage import Outage
+from .pubsub import listen
 from ..tasks.redis_errors import UNREACHABLE
 
 log = logging.getLogger("mcpgen.runtime.cluster.sessions")
 
 SOCKET_TIMEOUT = CONNECT_TIMEOUT = 5.0
-#: Seconds between attempts to subscribe again after the connection was lost.
-RESUBSCRIBE_S = 1.0
 #: The largest frame routed (bytes): a client's POST body is bounded far below it.
 MAX_FRAME = 8 << 20
 ALL = "*all"
@@ -171,32 +170,12 @@ class RedisSessions:
 
     async def _listen(self, routed: Routed) -> None:
         channels = (f"{self.prefix}frames:{self.tag}", f"{self.prefix}frames:{ALL}")
-        while True:
-            pubsub: Any = self._client.pubsub()
-            try:
-                await pubsub.subscribe(*channels)
-                subscribed = 0
-                while True:
-                    message = await pubsub.get_message(timeout=None)
-                    if not message:
-                        continue
-                    if message["type"] == "subscribe":
-                        subscribed += 1
-                        if subscribed == len(channels):
-                            self._subscribed.set()
-                            self.outage.reached()
-                    elif message["type"] == "message":
-                        await self._routed(routed, message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*UNREACHABLE, OSError) as error:
-                self.outage.lost(error)
-            except Exception as error:  # anything else: subscribe again
-                log.warning("frames routed to this process: listening failed (%r); again", error)
-            finally:
-                with contextlib.suppress(redis_errors.RedisError, OSError):
-                    await pubsub.aclose()
-            await asyncio.sleep(RESUBSCRIBE_S)
+
+        async def take(data: Any) -> None:
+            await self._routed(routed, data)
+
+        what = "frames routed to this process"
+        await listen(self._client, channels, take, self.outage, self._subscribed, what)
 
     async def _routed(self, routed: Routed, data: Any) -> None:
         raw = data if isinstance(data, bytes) else str(data).encode()
