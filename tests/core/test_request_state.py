@@ -5,13 +5,13 @@ naming the variable, and garbage states refused without harm."""
 
 from __future__ import annotations
 
-import secrets
 
 import pytest
 
 from mcpgen.runtime.core.request_state import KeyRing, StateError, StateSigner, key_id
 
-OLD, NEW, OTHER = (secrets.token_bytes(32) for _ in range(3))
+#: Fixed keys: test ids name them, and every pytest-xdist worker must collect the same.
+OLD, NEW, OTHER = (bytes([n]) * 32 for n in (1, 2, 3))
 METHOD, DIGEST = "tools/call", "d" * 32
 ANSWERS = {"name": {"action": "accept", "content": {"name": "Ada"}}}
 
