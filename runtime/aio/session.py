@@ -96,6 +96,7 @@ class Session:
         "_closed",
         "_room",
         "subscriptions",
+        "subscribed",
     )
 
     def __init__(
@@ -124,6 +125,10 @@ class Session:
         self._room: asyncio.Event | None = None
         #: The URIs a legacy client subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
+        #: Awaited once ``subscriptions`` changed, before the (un)subscription is answered:
+        #: a session kept for several processes writes them back (and may raise
+        #: ``McpError``, the request's answer). None: nothing to do.
+        self.subscribed: Callable[[], Awaitable[None]] | None = None
 
     @property
     def negotiated(self) -> asyncio.Future[str]:

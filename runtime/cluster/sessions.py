@@ -4,6 +4,8 @@
 * A session's record is ``{prefix}session:{id}`` (msgspec JSON), expiring after the idle
   timeout, which every use renews; ``{prefix}sessions`` orders the sessions by last use,
   so that past ``max_sessions`` the one used longest ago leaves (cluster-wide).
+* What sessions are sent (their SSE streams, their outboxes) is kept by
+  :class:`~runtime.cluster.events.RedisEvents` (``events``), for any process to resume.
 * Frames for another process (a client's answer to one of its requests, a cancellation)
   go on ``{prefix}frames:{tag}`` (one process) or ``{prefix}frames:*all`` (every other).
   Pub/sub keeps nothing: a frame routed while the process is not subscribed is lost, as
@@ -34,6 +36,7 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 from ..http.shared_sessions import CHANGED, TAG_END, Routed, SessionRecord
 from ..http.shared_sessions import SessionStoreUnavailable
 from ..tasks.outage import Outage
+from .events import RedisEvents
 from .pubsub import listen
 from ..tasks.redis_errors import UNREACHABLE
 
@@ -43,6 +46,9 @@ SOCKET_TIMEOUT = CONNECT_TIMEOUT = 5.0
 #: The largest frame routed (bytes): a client's POST body is bounded far below it.
 MAX_FRAME = 8 << 20
 ALL = "*all"
+#: Seconds a process that stops renewing its heartbeat is still taken for alive: a
+#: stream it served, resumed elsewhere, waits this long for its answers at most.
+ALIVE_S = 15.0
 
 
 class Routing(msgspec.Struct, frozen=True):
@@ -68,9 +74,10 @@ class RedisSessions:
         prefix: str = "mcpgen:",
         socket_timeout: float = SOCKET_TIMEOUT,
         connect_timeout: float = CONNECT_TIMEOUT,
+        alive_s: float = ALIVE_S,
     ) -> None:
-        if not min(socket_timeout, connect_timeout) > 0:
-            raise ValueError("socket_timeout and connect_timeout must be positive")
+        if not min(socket_timeout, connect_timeout, alive_s) > 0:
+            raise ValueError("socket_timeout, connect_timeout and alive_s must be positive")
         self.prefix = prefix
         self.tag = "p" + secrets.token_hex(5) + TAG_END
         self.outage = Outage(
@@ -84,6 +91,7 @@ class RedisSessions:
         self._client: Any = url
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self.events = RedisEvents(self._client, prefix, self.tag, self.outage, alive_s=alive_s)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -146,7 +154,7 @@ class RedisSessions:
 
     async def delete(self, session_id: str) -> None:
         pipe = self._client.pipeline(transaction=False)
-        pipe.delete(self._key(session_id))
+        pipe.delete(self._key(session_id), f"{self.prefix}outbox:{session_id}")
         pipe.zrem(f"{self.prefix}sessions", session_id)
         await self._call(pipe.execute())
 
@@ -163,6 +171,7 @@ class RedisSessions:
     async def start(self, routed: Routed) -> None:
         if self._listener is None:
             self._listener = asyncio.get_running_loop().create_task(self._listen(routed))
+            self.events.start()
 
     async def subscribed(self, timeout: float = 10.0) -> None:
         """Wait until frames routed here arrive (its subscriptions made)."""
@@ -195,6 +204,7 @@ class RedisSessions:
             log.exception("session %s: a routed frame could not be taken", found.s)
 
     async def close(self) -> None:
+        await self.events.close()
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.cancel()

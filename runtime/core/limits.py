@@ -46,6 +46,10 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: Events a legacy SSE stream keeps for resumption with ``Last-Event-ID``, besides its
     #: answers (kept whatever came after them, so a resumed stream always ends with them).
     event_log_size: int = 256
+    #: Seconds a legacy session's recorded events stay in a shared store
+    #: (``runtime.cluster``) after the last one: a stream resumed later finds nothing. In
+    #: one process, events go with their session (``session_idle_timeout``).
+    event_log_age: float = 600.0
     #: Frames an SSE stream holds for a client that has not read them yet. A handler
     #: sending more waits until the client reads (backpressure); a GET or listen stream,
     #: fed by announcements to every session, cuts such a client off instead (a legacy

@@ -149,6 +149,8 @@ class Answers:
                 await respond(send, status or 200, data, extra=extra)
                 return True
             streamed = True
+            if legacy is not None and legacy.recording is not None:
+                await legacy.recording(stream)  # (shared: any process resumes it)
             await start_sse(send, extra)
             if legacy is not None and polls(legacy):
                 primer = stream.event_id(number - 1)

@@ -126,6 +126,8 @@ class McpHttpApp:
         #: Where a balancer asks whether this process can serve (None: not served).
         self.health_path = None if health_path is None else health_path.rstrip("/") or "/"
         server.subscribe(self.publish)
+        if shared_sessions is not None:  # told in their outboxes, once, by the process announcing
+            server.subscribe(self.legacy_sessions.announce, own=True)
         self._refusal = functools.lru_cache(maxsize=256)(self._host_or_origin_refused)
 
     # -- ASGI entry -----------------------------------------------------------------------
@@ -432,9 +434,11 @@ class McpHttpApp:
                 await transport.restarting()
 
     async def publish(self, method: str, params: dict[str, Any], wanted: str) -> None:
-        """Announce a change to legacy sessions and to open modern listen streams."""
-        for legacy in list(self.sessions.values()):
-            await legacy.session.publish(method, params, wanted)
+        """Announce a change to legacy sessions (this process's own: shared ones are told
+        by ``LegacyEndpoint.announce``) and to open modern listen streams."""
+        if self.legacy_sessions.shared is None:
+            for legacy in list(self.sessions.values()):
+                await legacy.session.publish(method, params, wanted)
         for sse in list(self.sse.sessions.values()):
             await sse.session.publish(method, params, wanted)
         for session in list(self.websockets):

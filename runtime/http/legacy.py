@@ -5,28 +5,30 @@ server's own messages, and resumption of any stream after ``Last-Event-ID``), DE
 from __future__ import annotations
 
 
+import asyncio
 import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Callable
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .served import HttpServed
 from ..core import jsonrpc
 from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
-from ..core.errors import INTERNAL_ERROR, INVALID_REQUEST
+from ..core.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .answers import Answers, polls
-from .streams import ClientWatch, Router, Stream, relay
+from .streams import ClientWatch, Router, Stream, event_number, relay
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
-from .shared_sessions import SessionRecord, SessionStoreUnavailable, SharedSessions
-from .shared_sessions import CHANGED, OUTBOUND, outbound, split_routed
+from .shared_sessions import TAG, SessionRecord, SessionStoreUnavailable, SharedSessions
+from .shared_sessions import CHANGED, Recorded, split_routed
 from ..core.limits import Limits
 from ..core.modern import HttpHeaders
 from .post_headers import mcp_headers
+from ..aio.session import MODERN_ONLY, RESOURCE_UPDATES
 
 if TYPE_CHECKING:
     from .auth.principal import Principal
@@ -36,6 +38,8 @@ log = logging.getLogger("mcpgen.runtime.http.endpoint")
 #: at most every tenth of the idle timeout): a session ended elsewhere (DELETE, the cap)
 #: is told to every process at once, expiry needs no more.
 TOUCH_EVERY_S = 10.0
+#: What the SSE ids of a shared session's outbox messages begin with (``g.<id>``).
+OUTBOX = "g."
 
 
 class LegacyEndpoint:
@@ -100,8 +104,8 @@ class LegacyEndpoint:
             shared.tag,
         )
         router = Router()
-        router.elsewhere = self._elsewhere(session_id)
         legacy = LegacySession(self.answers.session(router, conn), router, self.limits)
+        self._share(session_id, legacy)
         legacy.owner, legacy.record = record.owner, record
         legacy.touched_at = time.monotonic()
         legacy.session.subscriptions.update(record.subscriptions)
@@ -126,19 +130,48 @@ class LegacyEndpoint:
         legacy.record = record  # (only once kept: a failed save is tried again next time)
         await shared.route(session_id, CHANGED, None)  # the others' views read it again
 
-    def _elsewhere(self, session_id: str) -> Callable[[bytes], Awaitable[None]]:
-        """Sends a message of the server's own to the GET stream of the session in
-        another process (none is open here)."""
+    def _share(self, session_id: str, legacy: LegacySession) -> None:
+        """Make this process's view of a shared session send through the store: its SSE
+        streams recorded (named after this process), its messages outside any request to
+        its outbox (whichever process holds its GET stream follows it)."""
         shared = self.shared
         assert shared is not None
+        events, limits = shared.events, self.limits
+        legacy.stream_prefix = shared.tag
 
-        async def send(data: bytes) -> None:
-            frame = outbound(data)
-            if frame is not None:
-                with contextlib.suppress(SessionStoreUnavailable):  # (lost, as unheard)
-                    await shared.route(session_id, frame, None)
+        async def elsewhere(data: bytes) -> None:
+            await events.post(session_id, data, limits)
 
-        return send
+        async def recording(stream: Stream) -> None:
+            stream.lock = lock = asyncio.Lock()
+            async with lock:
+                sent = stream.sent()
+
+                async def record(number: int, data: bytes, final: bool) -> None:
+                    await events.record(session_id, stream.name, number, data, final, limits)
+
+                stream.recorder = record
+                await events.opened(session_id, stream.name, stream.requests, sent, limits)
+
+        async def subscribed() -> None:
+            try:
+                await self._written_back(session_id, legacy)
+            except SessionStoreUnavailable as exc:
+                raise McpError(INTERNAL_ERROR, f"{exc}; subscribe again later") from None
+
+        legacy.router.elsewhere = elsewhere
+        legacy.recording = recording
+        legacy.session.subscribed = subscribed
+
+    async def announce(self, method: str, params: dict[str, Any], wanted: str) -> None:
+        """An announcement made in this process, to every shared session it concerns
+        (their views do not deliver announcements: each session is told once, in its
+        outbox)."""
+        if self.shared is None or wanted in MODERN_ONLY:
+            return
+        uri = params.get("uri") if wanted == RESOURCE_UPDATES else None
+        data = jsonrpc.encode_notification(method, params)
+        await self.shared.events.announce(data, uri if isinstance(uri, str) else None, self.limits)
 
     async def routed(self, session_id: str, frame: bytes) -> None:
         """A frame another process routed here: an answer to a request this one sent, or a
@@ -147,11 +180,6 @@ class LegacyEndpoint:
         ends if it is gone (a DELETE elsewhere: its GET streams close)."""
         legacy = self.sessions.get(session_id)
         if legacy is None:
-            return
-        if frame.startswith(OUTBOUND):  # for the client: its GET stream is here?
-            stream = legacy.router.standalone
-            if stream is not None:
-                await stream.push(frame[len(OUTBOUND) :], False)
             return
         if frame != CHANGED:
             await legacy.session.feed(frame)
@@ -249,11 +277,11 @@ class LegacyEndpoint:
         router = Router()
         conn = self.server.connection()
         session_id = secrets.token_urlsafe(24)
-        if self.shared is not None:
-            conn.id_prefix = self.shared.tag  # the client's answers find this process
-            router.elsewhere = self._elsewhere(session_id)
         session = self.answers.session(router, conn)
         legacy = LegacySession(session, router, self.limits)
+        if self.shared is not None:
+            conn.id_prefix = self.shared.tag  # the client's answers find this process
+            self._share(session_id, legacy)
         legacy.owner = _owner(http.principal)
         extra = {"mcp-session-id": session_id}
         legacy.posts += 1
@@ -301,6 +329,9 @@ class LegacyEndpoint:
         if legacy is None:
             return
         last = text(headers, b"last-event-id")
+        if self.shared is not None and session_id is not None:
+            await self._shared_get(session_id, legacy, last, receive, send)
+            return
         if last is not None:
             name = last.split(".", 1)[0]
             resumed = legacy.streams.get(name)
@@ -322,6 +353,94 @@ class LegacyEndpoint:
         finally:
             client.stop()
             legacy.close_get(stream, client)
+        await end_body(send)
+
+    async def _shared_get(
+        self, session_id: str, legacy: LegacySession, last: str | None, receive: Receive, send: Send
+    ) -> None:
+        """A GET of a session every process serves: a POST's stream resumed after
+        ``last`` (here if this process serves it, else from the store, whichever process
+        serves it or did), or the session's outbox followed (after ``last``, a message of
+        it; else from now)."""
+        shared = self.shared
+        assert shared is not None
+        name = last.rpartition(".")[0] if last is not None else ""
+        try:
+            if last is not None and not last.startswith(OUTBOX):
+                kept = legacy.streams.get(name)
+                if kept is not None:
+                    await self._resume(legacy, kept, last, receive, send)
+                    return
+                requests = await shared.events.requests_of(session_id, name)
+                if requests is not None:
+                    replay = shared.events.follow(session_id, name, event_number(last), requests)
+                    await self._replayed(name, replay, receive, send)
+                    return
+                if TAG.match(name):  # one of ours, no longer kept
+                    await _unresumable(name, legacy.dropped.get(name, ()), send)
+                    return
+            after = last[len(OUTBOX) :] if last is not None and last.startswith(OUTBOX) else None
+            after = after or await shared.events.head(session_id)
+        except SessionStoreUnavailable as exc:
+            await refuse(send, 503, f"Service Unavailable: {exc}; retry later")
+            return
+        await self._followed(session_id, legacy, after, receive, send)
+
+    async def _replayed(
+        self, name: str, replay: AsyncGenerator[Recorded, None], receive: Receive, send: Send
+    ) -> None:
+        """Write a stream recorded in the store, as its events come, until it ends (its
+        requests answered), the client leaves or the store fails (the client resumes
+        again)."""
+        client = ClientWatch(receive)
+        gone = client.watch()
+        await start_sse(send, None)
+        try:
+            async for number, data in replay:
+                if gone.done():
+                    break
+                await sse_event(send, data, f"{name}.{number}" if number else None)
+        except SessionStoreUnavailable as exc:
+            log.warning("stream %s: resumption cut short: %s", name, exc)
+        finally:
+            client.stop()
+            await replay.aclose()
+        await end_body(send)
+
+    async def _followed(
+        self, session_id: str, legacy: LegacySession, after: str, receive: Receive, send: Send
+    ) -> None:
+        """The session's GET stream: its outbox from ``after`` on, until the client leaves,
+        another GET stream takes over, the session ends or the server stops."""
+        shared = self.shared
+        assert shared is not None
+        client = ClientWatch(receive)
+        gone = client.watch()
+        idle = self.limits.session_idle_timeout
+        follow = shared.events.outbox(session_id, after, self.limits)
+        legacy.following += 1
+        try:
+            await start_sse(send, None)
+            if polls(legacy):
+                await sse_event(send, b"", OUTBOX + after, retry=self.answers.sse_retry_ms)
+            async for batch in follow:
+                for message_id, data in batch:
+                    await sse_event(send, data, OUTBOX + message_id)
+                if gone.done() or self.draining or legacy.ended:
+                    break
+                now = time.monotonic()
+                if now - legacy.touched_at >= min(idle / 10, TOUCH_EVERY_S):
+                    if not await shared.touch(session_id, idle):
+                        break  # the session ended (elsewhere)
+                    legacy.touched_at = now
+        except SessionStoreUnavailable as exc:
+            log.warning("session %s: its GET stream ends: %s", session_id, exc)
+        finally:
+            legacy.following -= 1
+            client.stop()
+            await follow.aclose()
+        if self.draining:  # come back (elsewhere) soon
+            await sse_event(send, b"", None, retry=self.answers.sse_retry_ms)
         await end_body(send)
 
     async def _resume(

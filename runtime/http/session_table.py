@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 
 from .shared_sessions import SessionRecord
 from .streams import ClientWatch, Router, Stream
@@ -54,6 +54,14 @@ class LegacySession:
         self.record: SessionRecord | None = None
         #: When this process last renewed its expiry in the shared store.
         self.touched_at = 0.0
+        #: Shared: what its stream names begin with (the process's tag: unique among
+        #: them), what begins recording a stream once it is SSE, and how many GET streams
+        #: here follow its outbox.
+        self.stream_prefix = ""
+        self.recording: Callable[[Stream], Awaitable[None]] | None = None
+        self.following = 0
+        #: The session ended (its GET streams end too).
+        self.ended = False
 
     @property
     def busy(self) -> bool:
@@ -63,12 +71,12 @@ class LegacySession:
     @property
     def present(self) -> bool:
         """The client is here: busy, or listening on a GET stream."""
-        return self.busy or bool(self.gets)
+        return self.busy or bool(self.gets) or self.following > 0
 
     def new_stream(self, requests: Iterable[RequestId] = ()) -> Stream:
         self.next_stream += 1
         limits = self.limits
-        name = f"s{self.next_stream}"
+        name = f"{self.stream_prefix}s{self.next_stream}"
         stream = Stream(name, requests, limits.event_log_size, limits.stream_queue)
         self.streams[stream.name] = stream
         return stream
@@ -128,6 +136,7 @@ class LegacySession:
 
     def end(self) -> None:
         """Stop the session: running handlers are cancelled, GET streams closed."""
+        self.ended = True
         self.session.stop()
         for stream in self.gets:
             stream.close()

@@ -14,18 +14,26 @@ that process's ``tag``: the client's answer, whichever process it reaches, is ro
 the one waiting for it; a cancellation is routed to every process, each cancelling the
 request if it runs it; a change of the record (a subscription, a log level, its end) is
 announced to every process, whose views read it again (or end).
+
+What a session is sent goes through the store's :class:`SessionEvents`, so that no
+event depends on the process that made it: a POST's SSE stream is recorded as it is
+sent (any process resumes it after ``Last-Event-ID``, and ends it with an error for each
+request whose process died before answering); what the server sends outside any request
+goes to the session's outbox, which its GET stream follows, on whichever process holds
+it (one GET stream per session: a new one replaces the last).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import msgspec
 
 from ..core import jsonrpc
 from ..core.jsonrpc import RequestId
+from ..core.limits import Limits
 
 #: Takes a frame routed here: (session id, the frame as the client sent it).
 Routed = Callable[[str, bytes], Awaitable[None]]
@@ -33,37 +41,6 @@ CANCELLED = "notifications/cancelled"
 #: The frame routed to every process when a session's record changed (or is gone): their
 #: views read it again.
 CHANGED = b""
-#: What begins a frame for the client (not from it) routed to the process holding the
-#: session's GET stream: a message of the server's own, outside any request.
-OUTBOUND = b"\x00"
-#: Announcements: the bus brings them to every process's views already, never routed.
-ANNOUNCED = frozenset(
-    {
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-    }
-)
-
-
-class _Method(msgspec.Struct):
-    method: str | None = None
-
-
-_method = msgspec.json.Decoder(_Method).decode
-
-
-def outbound(data: bytes) -> bytes | None:
-    """The frame to route for a message of the server's own that finds no GET stream in
-    its process (None: an announcement, which every process delivers itself)."""
-    try:
-        method = _method(data).method
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return None if method in ANNOUNCED else OUTBOUND + data
-
-
 #: What the tag of every process sharing sessions ends with (the ids of the requests one
 #: sends are ``<tag><n>``; a client's own ids never matter here: only answers are routed).
 TAG_END = "~"
@@ -87,12 +64,83 @@ class SessionRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     subscriptions: list[str] = msgspec.field(default_factory=list[str])
 
 
+#: An event of a recorded stream: its number on the stream, its data.
+Recorded = tuple[int, bytes]
+#: A message of a session's outbox: its id there, its data.
+Posted = tuple[str, bytes]
+
+
+class SessionEvents(Protocol):
+    """The events of the shared sessions' SSE streams, kept for every process: what a
+    stream resumed on any process replays, and what a session's GET stream follows.
+    Writes never raise (an event that cannot be kept is logged, as the store's outage);
+    reads raise :class:`SessionStoreUnavailable`."""
+
+    async def opened(
+        self,
+        session_id: str,
+        stream: str,
+        requests: Sequence[RequestId],
+        sent: Sequence[tuple[int, bytes, bool]],
+        limits: Limits,
+    ) -> None:
+        """Begin recording the SSE stream ``stream`` (named ``<tag>s<n>``) of a POST
+        answering ``requests``, with what it ``sent`` so far (number, data, whether it is
+        an answer); the session's oldest recorded streams beyond
+        ``limits.finished_streams`` are forgotten."""
+        ...
+
+    async def record(
+        self, session_id: str, stream: str, number: int, data: bytes, final: bool, limits: Limits
+    ) -> None:
+        """Record the next event of a stream begun with :meth:`opened`."""
+        ...
+
+    async def requests_of(self, session_id: str, stream: str) -> list[RequestId] | None:
+        """The requests a recorded stream answers (None: no such stream is kept)."""
+        ...
+
+    def follow(
+        self, session_id: str, stream: str, after: int, requests: Sequence[RequestId]
+    ) -> AsyncGenerator[Recorded, None]:
+        """A recorded stream's events after number ``after`` (its answers always), then
+        the next ones as they come, until every request is answered; a request whose
+        process stopped before answering it gets an error instead (numbered 0)."""
+        ...
+
+    async def post(self, session_id: str, data: bytes, limits: Limits) -> None:
+        """Put a message of the server's own in the session's outbox."""
+        ...
+
+    async def announce(self, data: bytes, uri: str | None, limits: Limits) -> int:
+        """Put an announcement in the outbox of every session (with ``uri``: of every
+        session subscribed to it); how many."""
+        ...
+
+    async def head(self, session_id: str) -> str:
+        """The id of the last message in the session's outbox (where following begins)."""
+        ...
+
+    def outbox(
+        self, session_id: str, after: str, limits: Limits
+    ) -> AsyncGenerator[list[Posted], None]:
+        """The outbox's messages after ``after``, in batches as they come (an empty batch
+        now and then: the caller may look around), until another GET stream of the
+        session takes the outbox over."""
+        ...
+
+
 class SharedSessions(Protocol):
     """Where the processes of one server keep their legacy sessions, and how frames
     reach the process they concern."""
 
     #: This process's name among them: what the ids of the requests it sends begin with.
     tag: str
+
+    @property
+    def events(self) -> SessionEvents:
+        """Where the sessions' events are kept."""
+        ...
 
     async def start(self, routed: Routed) -> None:
         """Begin handing the frames other processes route here to ``routed``."""
@@ -172,11 +220,11 @@ def split_routed(
 
 
 __all__ = [
-    "ANNOUNCED",
     "CANCELLED",
     "CHANGED",
-    "OUTBOUND",
-    "outbound",
+    "Posted",
+    "Recorded",
+    "SessionEvents",
     "TAG",
     "TAGGED_ID",
     "TAG_END",

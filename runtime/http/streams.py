@@ -57,6 +57,8 @@ class Stream:
         "requests",
         "pending",
         "done",
+        "recorder",
+        "lock",
     )
 
     def __init__(
@@ -84,6 +86,11 @@ class Stream:
         #: Requests of the POST not yet answered on this stream.
         self.pending: set[RequestId] = set(self.requests)
         self.done = not self.pending
+        #: Records each event (number, data, whether it answers) in a shared store as it
+        #: is put, in order (``lock``): a session several processes serve
+        #: (``runtime.http.shared_sessions``). None: this process's record alone.
+        self.recorder: Callable[[int, bytes, bool], Awaitable[None]] | None = None
+        self.lock: asyncio.Lock | None = None
 
     def put(self, data: bytes, final: bool, status: int | None = None, whole: bool = False) -> None:
         """Add a frame now. A final one answers a request of the stream; a batch reply (a
@@ -117,7 +124,18 @@ class Stream:
             if self.room is None or self.room.done():
                 self.room = asyncio.get_running_loop().create_future()
             await self.room
-        self.put(data, final, status, whole)
+        recorder, lock = self.recorder, self.lock
+        if recorder is None or lock is None or not data:
+            self.put(data, final, status, whole)
+            return
+        async with lock:
+            self.put(data, final, status, whole)
+            await recorder(self.counter, data, final)
+
+    def sent(self) -> list[tuple[int, bytes, bool]]:
+        """What the record holds, oldest first: (number, data, whether it answers)."""
+        kept = [(n, data, False) for n, data in self.log or ()]
+        return sorted([*kept, *((n, data, True) for n, data in self.answers)])
 
     def close(self) -> None:
         """End the stream (its writer stops after what is queued)."""
@@ -171,7 +189,7 @@ class Stream:
         what comes next is queued for it. A reader still attached is cut off."""
         self.leave()
         self.reader = client
-        after = _number(last)
+        after = event_number(last)
         recorded = sorted([*(self.log or ()), *self.answers])
         return [(f"{self.name}.{n}", data) for n, data in recorded if n > after]
 
@@ -181,7 +199,7 @@ class Stream:
         return self.done and not self.frames
 
 
-def _number(event_id: str) -> int:
+def event_number(event_id: str) -> int:
     """The event's number on its stream (``s3.17`` -> 17); 0 when it has none."""
     number = event_id.rpartition(".")[2]
     return int(number) if number.isdigit() and len(number) < 19 else 0

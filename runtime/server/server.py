@@ -159,6 +159,8 @@ class Server:
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
+        #: Told only of the changes announced in this process.
+        self._own_subscribers: list[Publish] = []
         #: Carries announcements to and from the other processes serving the same clients.
         self.bus = bus
         self._started = False
@@ -274,6 +276,8 @@ class Server:
             if name == SUBSCRIBE and (refusal := subscribe_refusal(held, uri, limits)):
                 raise refusal
             SUBSCRIBING[name](held, uri)
+            if scope.session.subscribed is not None:
+                await scope.session.subscribed()
         return result
 
     async def learn_tool_headers(self, event: c.IncomingRequest, scope: RequestScope) -> None:
@@ -329,6 +333,8 @@ class Server:
         listen streams whose filter asked for ``wanted``: this process's, and, through the
         ``bus``, those of the other processes serving the same clients."""
         await self.deliver(method, params, wanted)
+        for publish in list(self._own_subscribers):
+            await publish(method, params, wanted)
         if self.bus is not None:
             await self.bus.publish(method, params, wanted)
 
@@ -370,8 +376,11 @@ class Server:
             await self.bus.close()
         self._started = False
 
-    def subscribe(self, publish: Publish) -> Callable[[], None]:
+    def subscribe(self, publish: Publish, *, own: bool = False) -> Callable[[], None]:
         """Have ``publish(method, params, wanted)`` announce each change too (a transport
-        holding sessions of its own); returns what ends the subscription."""
-        self._subscribers.append(publish)
-        return lambda: self._subscribers.remove(publish)
+        holding sessions of its own); ``own``: only the changes announced in this process,
+        not those the ``bus`` brings from the others (a transport whose sessions every
+        process shares tells them itself). Returns what ends the subscription."""
+        subscribers = self._own_subscribers if own else self._subscribers
+        subscribers.append(publish)
+        return lambda: subscribers.remove(publish)

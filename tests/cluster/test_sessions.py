@@ -5,8 +5,9 @@ would run them (each a uvicorn on 127.0.0.1 in a thread of its own, each with it
 
 The handshake on one, the rest on the other; a log level set on one governs the other; a
 question one server's tool asks is answered through the other; a cancellation sent to one
-stops the call running on the other; a DELETE on one ends the session on both; the
-record's garbage or Redis away is an answer, never a crash."""
+stops the call running on the other; a DELETE on one ends the session on both; a stream
+lost on one is resumed on the other, every event once; the record's garbage or Redis away
+is an answer, never a crash."""
 
 from __future__ import annotations
 
@@ -72,6 +73,14 @@ def app(signals: Signals, redis_url: str) -> App:
         """Runs as a task when asked to: its status is told outside any request."""
         await asyncio.sleep(0.2)
         return "done later"
+
+    @made.tool
+    async def steps(n: int, ctx: stubs.Context) -> str:
+        """Log a line per step, a twentieth of a second apart."""
+        for i in range(n):
+            await ctx.log("info", f"step {i}")
+            await asyncio.sleep(0.05)
+        return f"{n} steps"
 
     @made.tool
     async def slow() -> str:
@@ -413,3 +422,98 @@ def test_garbage_in_a_shared_session_is_refused_and_the_session_goes_on(
     for n, url in enumerate((a, b, a, b)):
         answer = call(url, session_id, 100 + n, "add", a=n, b=1)
         assert answer["result"]["structuredContent"] == {"result": n + 1}
+
+
+def events_of(stream: httpx.Response, until: int | None = None) -> list[tuple[str | None, Any]]:
+    """The (SSE id, JSON-RPC message) events of a stream as they come, priming events
+    skipped; ``until``: stop after that many."""
+    got: list[tuple[str | None, Any]] = []
+    event_id: str | None = None
+    for line in stream.iter_lines():
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            if line[5:].strip():
+                got.append((event_id, json.loads(line[5:])))
+                if until is not None and len(got) >= until:
+                    break
+            event_id = None
+    return got
+
+
+def test_a_stream_lost_on_one_process_is_resumed_on_the_other_every_event_once(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """A call streaming ten log lines from one process: the client leaves after three and
+    resumes on the other with ``Last-Event-ID``; it gets the other seven, live, then the
+    answer; each once."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "steps", "arguments": {"n": 10}},
+    }
+    with httpx.stream(
+        "POST", a, headers=headers(session_id), json=message, timeout=TIMEOUT
+    ) as lost:
+        first = events_of(lost, until=3)
+    last = first[-1][0]
+    assert last is not None
+    get = {**headers(session_id), "accept": "text/event-stream", "last-event-id": last}
+    with httpx.stream("GET", b, headers=get, timeout=TIMEOUT) as resumed:
+        rest = events_of(resumed)
+    lines = [m["params"]["data"] for _, m in first + rest if m.get("method")]
+    assert lines == [f"step {i}" for i in range(10)]
+    answer = rest[-1][1]
+    assert answer["id"] == 5 and answer["result"]["content"][0]["text"] == "10 steps"
+    assert [m.get("id") for _, m in first + rest].count(5) == 1
+
+
+def test_a_get_stream_lost_on_one_process_is_resumed_on_the_other_every_message_once(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """The client's GET stream on one process hears one update and is lost; two more are
+    made while no stream is open; resumed on the other process with ``Last-Event-ID``, it
+    gets those two (not the first again), then the next one live."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    subscribe = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/subscribe",
+        "params": {"uri": "mem://note"},
+    }
+    assert post(b, session_id, subscribe).status_code == 200
+    get = {**headers(session_id), "accept": "text/event-stream"}
+    heard: list[tuple[str | None, Any]] = []
+    opened = threading.Event()
+
+    def listen(url: str, sent: dict[str, str], count: int) -> None:
+        with httpx.stream("GET", url, headers=sent, timeout=TIMEOUT) as stream:
+            opened.set()
+            heard.extend(events_of(stream, until=count))
+
+    listener = threading.Thread(target=listen, args=(a, get, 1), daemon=True)
+    listener.start()
+    assert opened.wait(TIMEOUT)
+    threading.Event().wait(0.3)
+    assert call(b, session_id, 2, "touch")["result"]["content"][0]["text"] == "touched"
+    listener.join(TIMEOUT)
+    assert len(heard) == 1 and heard[0][0] is not None
+    for n in (3, 4):  # nobody listening
+        assert call((a, b)[n % 2], session_id, n, "touch")["result"]["content"]
+    opened.clear()
+    resumed = {**get, "last-event-id": heard[0][0]}
+    listener = threading.Thread(target=listen, args=(b, resumed, 3), daemon=True)
+    listener.start()
+    assert opened.wait(TIMEOUT)
+    threading.Event().wait(0.3)
+    assert call(a, session_id, 5, "touch")["result"]["content"]
+    listener.join(TIMEOUT)
+    assert not listener.is_alive()
+    methods = [m["method"] for _, m in heard]
+    assert methods == ["notifications/resources/updated"] * 4
+    ids = [i for i, _ in heard]
+    assert len(set(ids)) == 4, ids

@@ -1,8 +1,7 @@
 """What a process sharing legacy sessions decides alone (no Redis): a connection taking up
 a session another process began, the ids of what it asks (its tag first), and which frames
 of a POST go to another process: answers to its requests, cancellations to all; anything
-else, garbage included, is this process's to feed (and to refuse); and which of its own
-messages go to the process holding the GET stream (no announcement: the bus has those)."""
+else, garbage included, is this process's to feed (and to refuse)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import pytest
 from mcpgen.runtime.core import jsonrpc
 from mcpgen.runtime.core.events import IncomingRequest
 from mcpgen.runtime.core.lifecycle import State
-from mcpgen.runtime.http.shared_sessions import ANNOUNCED, OUTBOUND, TAG_END, outbound
+from mcpgen.runtime.http.shared_sessions import TAG_END
 from mcpgen.runtime.http.shared_sessions import owner_tag, split_routed
 from support.sansio import feed, only, server
 
@@ -81,13 +80,3 @@ def test_an_id_names_its_process_only_in_the_tagged_form() -> None:
     assert owner_tag(f"{OTHER}12") == OTHER
     assert owner_tag(12) is None and owner_tag("plain") is None and owner_tag(None) is None
     assert owner_tag("pabc~12") is None and owner_tag(f"{OTHER}") is None
-
-
-def test_only_the_servers_own_messages_that_are_no_announcement_go_to_other_processes() -> None:
-    status = b'{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{}}'
-    assert outbound(status) == OUTBOUND + status
-    asked = b'{"jsonrpc":"2.0","id":"p0123456789~3","method":"roots/list"}'
-    assert outbound(asked) == OUTBOUND + asked
-    for announced in ANNOUNCED:  # the bus brings those to every process already
-        assert outbound(b'{"jsonrpc":"2.0","method":"%s"}' % announced.encode()) is None
-    assert outbound(b"garbage") is None and outbound(b'{"method": 5}') is None
