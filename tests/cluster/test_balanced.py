@@ -9,11 +9,6 @@ both eras, their streams held by some worker, hear each change made on any worke
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,12 +17,7 @@ import pytest
 from mcp import Client as SdkClient
 
 from mcpgen.runtime.client import http_client
-from support.checkout import ROOT
-from support.doc_blocks import blocks_of
-from support.haproxy import Haproxy
-from support.node_tools import wait_listening
-from support.processes import free_port, stop
-from support.redis_server import RedisServer
+from support.workers import workers
 from support.wire_clients import our_client, plain, sdk_elicit, sdk_sampling
 
 pytestmark = [
@@ -36,47 +26,12 @@ pytestmark = [
 ]
 WORKERS = 4
 CALLS = 24  # per client: a third of them asking the client something
-GUIDE = ROOT / "docs" / "deployment.md"
-
-
-def guide_config(front: int, workers: list[int]) -> str:
-    """The haproxy configuration of the deployment guide, on these ports."""
-    text = next(b.code for b in blocks_of(GUIDE) if "frontend mcp" in b.code)
-    text = text.replace("127.0.0.1:8000", f"127.0.0.1:{front}")
-    for n, port in enumerate(workers, start=1):
-        text = text.replace(f"127.0.0.1:800{n}", f"127.0.0.1:{port}")
-    assert not re.search(r"127\.0\.0\.1:800\d", text), text
-    return text
 
 
 @pytest.fixture(scope="module")
 def balanced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    logs = tmp_path_factory.mktemp("workers")
-    with RedisServer() as redis:
-        env = {**os.environ, "MCPGEN_STORE": redis.url, "PYTHONPATH": str(ROOT)}
-        env["MCPGEN_STATE_KEY"] = secrets.token_hex(32)
-        env.pop("MCPGEN_TASK_STORE", None)
-        ports = [free_port() for _ in range(WORKERS)]
-        started: list[subprocess.Popen[bytes]] = []
-        balancer: Haproxy | None = None
-        try:
-            for n, port in enumerate(ports):
-                command = [sys.executable, "-m", "uvicorn", "examples.everything.asgi:app"]
-                command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-                with open(logs / f"worker{n}.log", "wb") as out:
-                    started.append(
-                        subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
-                    )
-            for port in ports:
-                wait_listening(port, 30)
-            front = free_port()
-            balancer = Haproxy(guide_config(front, ports), front)
-            yield f"http://127.0.0.1:{front}/mcp"
-        finally:
-            if balancer is not None:
-                balancer.stop()
-            for process in started:
-                stop(process)
+    with workers("examples.everything.asgi:app", WORKERS, tmp_path_factory.mktemp("logs")) as up:
+        yield up.url
 
 
 async def ours(url: str, mode: str, n: int) -> list[str]:

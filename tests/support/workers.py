@@ -1,0 +1,91 @@
+"""Several uvicorn worker processes of one ASGI app sharing one real redis-server
+(``MCPGEN_STORE``), behind haproxy running the configuration of docs/deployment.md, all on
+127.0.0.1 and stopped at the end; a worker can be killed (``SIGKILL``) on the way."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from support.checkout import ROOT
+from support.doc_blocks import blocks_of
+from support.haproxy import Haproxy
+from support.node_tools import wait_listening
+from support.processes import free_port, stop
+from support.redis_server import RedisServer
+
+GUIDE = ROOT / "docs" / "deployment.md"
+
+
+def guide_config(front: int, workers: list[int]) -> str:
+    """The haproxy configuration of the deployment guide, on these ports (the guide's
+    workers beyond ``len(workers)`` left out)."""
+    text = next(b.code for b in blocks_of(GUIDE) if "frontend mcp" in b.code)
+    text = text.replace("127.0.0.1:8000", f"127.0.0.1:{front}")
+    for n, port in enumerate(workers, start=1):
+        text = text.replace(f"127.0.0.1:800{n}", f"127.0.0.1:{port}")
+    text = "\n".join(line for line in text.splitlines() if not re.search(r":800\d", line))
+    assert f"127.0.0.1:{workers[-1]}" in text, text
+    return text + "\n"
+
+
+@dataclass
+class Workers:
+    """The running cluster: the balancer's URL, each worker's port and process."""
+
+    url: str
+    ports: list[int]
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        """The balancer's port."""
+        return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def kill(self, n: int) -> None:
+        """``kill -9`` of worker ``n``: no shutdown, no goodbye."""
+        process = self.processes[n]
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+@contextmanager
+def workers(
+    app: str, count: int, logs: Path, app_dir: Path = ROOT, **env_extra: str
+) -> Iterator[Workers]:
+    """``count`` uvicorn processes of ``app`` (``module:attribute``, imported from
+    ``app_dir``), one Redis, haproxy in front."""
+    with RedisServer() as redis:
+        env = {**os.environ, "MCPGEN_STORE": redis.url, "PYTHONPATH": str(ROOT), **env_extra}
+        env.setdefault("MCPGEN_STATE_KEY", secrets.token_hex(32))
+        env.pop("MCPGEN_TASK_STORE", None)
+        ports = [free_port() for _ in range(count)]
+        running = Workers("", ports)
+        balancer: Haproxy | None = None
+        try:
+            for n, port in enumerate(ports):
+                command = [sys.executable, "-m", "uvicorn", app, "--app-dir", str(app_dir)]
+                command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+                with open(logs / f"worker{n}.log", "wb") as out:
+                    running.processes.append(
+                        subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+                    )
+            for port in ports:
+                wait_listening(port, 30)
+            front = free_port()
+            balancer = Haproxy(guide_config(front, ports), front)
+            running.url = f"http://127.0.0.1:{front}/mcp"
+            yield running
+        finally:
+            if balancer is not None:
+                balancer.stop()
+            for process in running.processes:
+                stop(process)
