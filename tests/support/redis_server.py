@@ -63,8 +63,11 @@ def pings(port: int) -> bool:
 class RedisServer:
     """One redis-server process in a temporary directory; a context manager."""
 
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, persist: bool = False) -> None:
         self.binary = binary or redis_server_binary()
+        #: Keep the data across a stop and start (an append-only file, synced per write),
+        #: as a production Redis does.
+        self.persist = persist
         self.dir = Path(tempfile.mkdtemp(prefix="mcpgen-redis-"))
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -80,7 +83,12 @@ class RedisServer:
             log = open(self.dir / "redis.log", "wb")
             self.process = subprocess.Popen(
                 [self.binary, "--bind", "127.0.0.1", "--port", str(self.port)]
-                + ["--save", "", "--appendonly", "no", "--dir", str(self.dir)]
+                + ["--save", "", "--dir", str(self.dir)]
+                + (
+                    ["--appendonly", "yes", "--appendfsync", "always"]
+                    if self.persist
+                    else ["--appendonly", "no"]
+                )
                 + ["--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
                 stdout=log,
                 stderr=subprocess.STDOUT,

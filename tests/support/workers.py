@@ -43,6 +43,7 @@ class Workers:
 
     url: str
     ports: list[int]
+    redis: RedisServer
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -62,13 +63,13 @@ def workers(
     app: str, count: int, logs: Path, app_dir: Path = ROOT, **env_extra: str
 ) -> Iterator[Workers]:
     """``count`` uvicorn processes of ``app`` (``module:attribute``, imported from
-    ``app_dir``), one Redis, haproxy in front."""
-    with RedisServer() as redis:
+    ``app_dir``), one Redis (keeping its data across a restart), haproxy in front."""
+    with RedisServer(persist=True) as redis:
         env = {**os.environ, "MCPGEN_STORE": redis.url, "PYTHONPATH": str(ROOT), **env_extra}
         env.setdefault("MCPGEN_STATE_KEY", secrets.token_hex(32))
         env.pop("MCPGEN_TASK_STORE", None)
         ports = [free_port() for _ in range(count)]
-        running = Workers("", ports)
+        running = Workers("", ports, redis)
         balancer: Haproxy | None = None
         try:
             for n, port in enumerate(ports):
