@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -41,6 +41,7 @@ from .answers import Answers
 from .legacy import LegacyEndpoint
 from .streams import Router
 from .session_table import SessionTable
+from .signals import drain_on_stop
 from .sse_endpoint import SseEndpoint
 from .websocket import SUBPROTOCOL, WebSocketTransport, denial, wants_mcp
 from ..core.limits import DEFAULT, Limits
@@ -285,6 +286,7 @@ class McpHttpApp:
             await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, message))
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
+        restore: Callable[[], None] = lambda: None
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -295,8 +297,11 @@ class McpHttpApp:
                     log.error("the server cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                restore = drain_on_stop(self.drain)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                restore()
+                await self.legacy_sessions.close()
                 await self.server.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

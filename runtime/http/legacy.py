@@ -71,6 +71,13 @@ class LegacyEndpoint:
             self._starting = True
             await self.shared.start(self.routed)
 
+    async def close(self) -> None:
+        """Let go of the store (this process's streams are no longer followed elsewhere as
+        running: what it did not answer, nothing will)."""
+        if self.shared is not None and self._starting:
+            self._starting = False
+            await self.shared.close()
+
     async def _found(self, session_id: str) -> LegacySession | None:
         """The session, from this process's views, else (shared) taken up from its record;
         None when unknown, ended or expired (everywhere, when shared)."""

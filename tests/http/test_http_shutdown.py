@@ -1,6 +1,7 @@
 """A server stopped with SIGTERM (``examples.everything`` over HTTP, a real process on
-127.0.0.1): it stops accepting, its legacy GET stream ends at once with a ``retry`` hint
-(the client goes elsewhere), the call in flight is answered, and the process exits."""
+127.0.0.1, run by ``serve`` or by plain uvicorn): it stops accepting, its legacy GET stream
+ends at once with a ``retry`` hint (the client goes elsewhere), the call in flight is
+answered, and the process exits."""
 
 from __future__ import annotations
 
@@ -22,11 +23,20 @@ pytestmark = pytest.mark.slow
 VERSION = "2025-11-25"
 
 
-def test_sigterm_closes_streams_with_a_retry_hint_and_answers_the_call_in_flight() -> None:
+RUNNERS = {
+    "serve": ["-m", "examples.everything", "--transport", "http", "--port"],
+    "uvicorn": ["-m", "uvicorn", "examples.everything.asgi:app", "--port"],
+}
+
+
+@pytest.mark.parametrize("runner", sorted(RUNNERS))
+def test_sigterm_closes_streams_with_a_retry_hint_and_answers_the_call_in_flight(
+    runner: str,
+) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "examples.everything", "--transport", "http"]
-    server = subprocess.Popen([*command, "--port", str(port)], cwd=ROOT, stderr=subprocess.DEVNULL)
+    command = [sys.executable, *RUNNERS[runner], str(port)]
+    server = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
         wait_listening(port, 30)
         sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

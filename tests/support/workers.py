@@ -44,7 +44,36 @@ class Workers:
     url: str
     ports: list[int]
     redis: RedisServer
+    logs: Path
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+    envs: list[dict[str, str]] = field(default_factory=list)
+
+    def launch(self, n: int) -> None:
+        """Start worker ``n`` (again) as ``commands[n]`` with ``envs[n]``."""
+        with open(self.logs / f"worker{n}.log", "ab") as out:
+            process = subprocess.Popen(
+                self.commands[n], cwd=ROOT, env=self.envs[n], stdout=out, stderr=out
+            )
+        if n < len(self.processes):
+            self.processes[n] = process
+        else:
+            self.processes.append(process)
+
+    def restart(self, n: int, **env: str | None) -> None:
+        """A rolling restart's step: worker ``n`` stopped as a supervisor stops it
+        (``SIGTERM``, then its shutdown), started again with ``env`` changed (None: unset),
+        once it listens."""
+        stop(self.processes[n], grace=60)
+        changed = dict(self.envs[n])
+        for name, value in env.items():
+            if value is None:
+                changed.pop(name, None)
+            else:
+                changed[name] = value
+        self.envs[n] = changed
+        self.launch(n)
+        wait_listening(self.ports[n], 30)
 
     @property
     def port(self) -> int:
@@ -69,16 +98,15 @@ def workers(
         env.setdefault("MCPGEN_STATE_KEY", secrets.token_hex(32))
         env.pop("MCPGEN_TASK_STORE", None)
         ports = [free_port() for _ in range(count)]
-        running = Workers("", ports, redis)
+        running = Workers("", ports, redis, logs)
         balancer: Haproxy | None = None
         try:
             for n, port in enumerate(ports):
                 command = [sys.executable, "-m", "uvicorn", app, "--app-dir", str(app_dir)]
                 command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-                with open(logs / f"worker{n}.log", "wb") as out:
-                    running.processes.append(
-                        subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
-                    )
+                running.commands.append(command)
+                running.envs.append(dict(env))
+                running.launch(n)
             for port in ports:
                 wait_listening(port, 30)
             front = free_port()

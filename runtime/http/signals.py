@@ -1,0 +1,59 @@
+"""Draining on the ASGI server's stop signal: a server (uvicorn, hypercorn) that catches
+``SIGTERM``/``SIGINT`` stops accepting, then waits for every response to end before the
+app hears of it (lifespan shutdown comes last), so a long-lived stream (a legacy GET, a
+listen, HTTP+SSE) would hold its shutdown until the client left. Chained in front of the
+server's own handler, the app's ``drain`` runs first: those streams end at once with a
+``retry`` hint and their clients reconnect elsewhere, while requests in flight finish.
+
+Only a handler the server set in Python is chained (signals are the main thread's); with
+none, nothing changes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Awaitable, Callable
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger("mcpgen.runtime.http.signals")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def drain_on_stop(drain: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+    """Have ``drain`` run (on this loop) when a stop signal arrives, before the handler
+    the server set; returns what puts the server's handlers back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    draining: list[asyncio.Future[None]] = []
+
+    def begin() -> None:
+        if not draining:
+            draining.append(asyncio.ensure_future(drain()))
+
+    chained: dict[int, Any] = {}
+    for number in STOP_SIGNALS:
+        previous = signal.getsignal(number)
+        if not callable(previous):
+            continue  # nobody catches it: the process just ends
+
+        def handler(sig: int, frame: FrameType | None, previous: Any = previous) -> None:
+            loop.call_soon_threadsafe(begin)
+            previous(sig, frame)
+
+        signal.signal(number, handler)
+        chained[number] = (handler, previous)
+
+    def restore() -> None:
+        for number, (handler, previous) in chained.items():
+            if signal.getsignal(number) is handler:
+                signal.signal(number, previous)
+
+    return restore
+
+
+__all__ = ["STOP_SIGNALS", "drain_on_stop"]
