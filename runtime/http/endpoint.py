@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,8 @@ if TYPE_CHECKING:  # for typing only
     from .auth.resource_server import ResourceServer
 
 
+#: Seconds a process serves on after ``SIGTERM``, its readiness check failing meanwhile.
+STOP_DELAY_ENV = "MCPGEN_STOP_DELAY"
 log = logging.getLogger("mcpgen.runtime.http.endpoint")
 
 #: A request carries modern per-request metadata (then it needs no session).
@@ -73,7 +76,10 @@ class McpHttpApp:
     :mod:`~runtime.http.websocket`). ``health_path`` (default ``/healthz``; None: not served)
     answers a GET, from any host and without a token, with the server's
     :meth:`~runtime.server.server.Server.health`: 200 when its shared stores can serve, 503
-    when one cannot. ``shared_sessions`` (``runtime.http.shared_sessions``, e.g.
+    when one cannot. ``ready_path`` (default ``/readyz``) tells a balancer whether to send
+    requests here: 200, or 503 once a stop signal came; ``stop_delay`` (default
+    ``$MCPGEN_STOP_DELAY``, else 0) is how long the process serves on after ``SIGTERM``
+    before it stops accepting (``runtime.http.signals``). ``shared_sessions`` (``runtime.http.shared_sessions``, e.g.
     ``runtime.cluster.RedisSessions``) keeps legacy sessions for every process of the
     server, so that any of them serves any request of one. ``auth`` (a :class:`~runtime.http.auth.resource_server.ResourceServer`; default: the
     server's ``auth``) makes the endpoint a protected resource: every request needs a
@@ -95,6 +101,8 @@ class McpHttpApp:
         messages_path: str = "/messages",
         websocket_path: str | None = None,
         health_path: str | None = "/healthz",
+        ready_path: str | None = "/readyz",
+        stop_delay: float | None = None,
         shared_sessions: SharedSessions | None = None,
     ) -> None:
         self.server = server
@@ -126,6 +134,11 @@ class McpHttpApp:
         self.websockets: set[Session] = set()
         #: Where a balancer asks whether this process can serve (None: not served).
         self.health_path = None if health_path is None else health_path.rstrip("/") or "/"
+        #: Where a balancer asks whether to send this process requests (None: not served).
+        self.ready_path = None if ready_path is None else ready_path.rstrip("/") or "/"
+        self.stop_delay = stop_delay if stop_delay is not None else stop_delay_from_environment()
+        #: A stop signal came: the readiness check fails (the process still serves).
+        self.stopping = False
         server.subscribe(self.publish)
         if shared_sessions is not None:  # told in their outboxes, once, by the process announcing
             server.subscribe(self.legacy_sessions.announce, own=True)
@@ -239,17 +252,29 @@ class McpHttpApp:
         if path == self.health_path:
             await self._health(scope["method"], send)
             return
+        if path == self.ready_path:
+            await self._ready(scope["method"], send)
+            return
         auth = self.auth
         if auth is not None and auth.is_metadata_path(scope["path"]):
             await self._metadata(auth, headers, scope["method"], send)
             return
         await refuse(send, 404, f"Not found: {scope['path']}")
 
+    def _stop(self) -> None:
+        self.stopping = True
+
+    async def _ready(self, method: str, send: Send) -> None:
+        """The readiness endpoint: 200 while this process takes requests (a store away is
+        every process's at once: it still serves what needs none), 503 once it stops."""
+        if await _only_get(method, self.ready_path, send):
+            status = {"status": "stopping" if self.stopping else "ready"}
+            await respond(send, 503 if self.stopping else 200, msgspec.json.encode(status))
+
     async def _health(self, method: str, send: Send) -> None:
-        """The health endpoint: what ``Server.health`` says, 200 or 503."""
-        if method not in ("GET", "HEAD"):
-            why = f"Method {method} not allowed on {self.health_path} (only GET)"
-            await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, why))
+        """The health endpoint: what ``Server.health`` says, 200 or 503 (503 too once the
+        process stops)."""
+        if not await _only_get(method, self.health_path, send):
             return
         health = self.server.health()
         outage = getattr(self.legacy_sessions.shared, "outage", None)
@@ -260,6 +285,8 @@ class McpHttpApp:
             checks["sessions"] = "ok" if lasted is None else f"unreachable for {lasted:.0f} s"
             ok = all(state == "ok" for state in checks.values())
             health = {"status": "ok" if ok else "unavailable", "checks": checks}
+        if self.stopping:
+            health = {**health, "status": "stopping"}
         status = 200 if health.get("status") == "ok" else 503
         await respond(send, status, msgspec.json.encode(health))
 
@@ -297,7 +324,7 @@ class McpHttpApp:
                     log.error("the server cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
-                restore = drain_on_stop(self.drain)
+                restore = drain_on_stop(self.drain, self._stop, self.stop_delay)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 restore()
@@ -450,6 +477,30 @@ class McpHttpApp:
             await session.publish(method, params, wanted)
         for session in list(self.answers.listeners):
             await session.publish(method, params, wanted)
+
+
+async def _only_get(method: str, path: str | None, send: Send) -> bool:
+    """Whether ``method`` may read ``path`` (GET, HEAD); else answered 405."""
+    if method in ("GET", "HEAD"):
+        return True
+    why = f"Method {method} not allowed on {path} (only GET)"
+    await respond(send, 405, jsonrpc.encode_error(None, INVALID_REQUEST, why))
+    return False
+
+
+def stop_delay_from_environment() -> float:
+    """``$MCPGEN_STOP_DELAY``: seconds a process serves on after ``SIGTERM`` (0 if unset);
+    a value that is no number of seconds stops the app from starting, saying so."""
+    said = os.environ.get(STOP_DELAY_ENV, "").strip()
+    if not said:
+        return 0.0
+    try:
+        delay = float(said)
+    except ValueError:
+        delay = -1.0
+    if not 0 <= delay <= 3600:
+        raise ValueError(f"{STOP_DELAY_ENV} must be seconds from 0 to 3600, not {said!r}")
+    return delay
 
 
 def _scope_gate(

@@ -1,9 +1,15 @@
-"""Draining on the ASGI server's stop signal: a server (uvicorn, hypercorn) that catches
+"""Stopping on the ASGI server's stop signal: a server (uvicorn) that catches
 ``SIGTERM``/``SIGINT`` stops accepting, then waits for every response to end before the
 app hears of it (lifespan shutdown comes last), so a long-lived stream (a legacy GET, a
 listen, HTTP+SSE) would hold its shutdown until the client left. Chained in front of the
 server's own handler, the app's ``drain`` runs first: those streams end at once with a
 ``retry`` hint and their clients reconnect elsewhere, while requests in flight finish.
+
+Behind a balancer, ``SIGTERM`` can first be given ``delay`` seconds: the app says at once
+that it is stopping (its readiness check fails, so the balancer sends it nothing new) and
+serves on meanwhile; only then does it drain and the server stop accepting. Without it, a
+request the balancer sent as the worker closed is lost unanswered. ``SIGINT`` (Ctrl-C)
+never waits.
 
 Only a handler the server set in Python is chained (signals are the main thread's); with
 none, nothing changes."""
@@ -23,17 +29,30 @@ log = logging.getLogger("mcpgen.runtime.http.signals")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def drain_on_stop(drain: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    """Have ``drain`` run (on this loop) when a stop signal arrives, before the handler
-    the server set; returns what puts the server's handlers back."""
+def drain_on_stop(
+    drain: Callable[[], Awaitable[None]],
+    stopping: Callable[[], None] = lambda: None,
+    delay: float = 0.0,
+) -> Callable[[], None]:
+    """Have a stop signal call ``stopping`` at once, then (``SIGTERM``: after ``delay``
+    seconds) run ``drain`` on this loop and hand the signal to the handler the server
+    set; returns what puts the server's handlers back."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     loop = asyncio.get_running_loop()
     draining: list[asyncio.Future[None]] = []
 
-    def begin() -> None:
+    def begin(sig: int, previous: Any) -> None:
         if not draining:
             draining.append(asyncio.ensure_future(drain()))
+        previous(sig, None)
+
+    def arrived(sig: int, previous: Any) -> None:
+        stopping()
+        wait = delay if sig == signal.SIGTERM and not draining else 0.0
+        if wait > 0:
+            log.warning("stopping: serving %.1f s more while the balancer looks elsewhere", wait)
+        loop.call_later(wait, begin, sig, previous)
 
     chained: dict[int, Any] = {}
     for number in STOP_SIGNALS:
@@ -42,8 +61,7 @@ def drain_on_stop(drain: Callable[[], Awaitable[None]]) -> Callable[[], None]:
             continue  # nobody catches it: the process just ends
 
         def handler(sig: int, frame: FrameType | None, previous: Any = previous) -> None:
-            loop.call_soon_threadsafe(begin)
-            previous(sig, frame)
+            loop.call_soon_threadsafe(arrived, sig, previous)
 
         signal.signal(number, handler)
         chained[number] = (handler, previous)

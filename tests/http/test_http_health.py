@@ -1,7 +1,9 @@
-"""The health endpoint a balancer asks (``/healthz``): 200 while the server's shared
-stores can serve, 503 naming the one that cannot; answered from any host and without a
-token, to GET (and HEAD) only; moved or turned off by ``health_path``; garbage methods
-refused and the endpoint still answering."""
+"""The health endpoint (``/healthz``): 200 while the server's shared stores can serve,
+503 naming the one that cannot; answered from any host and without a token, to GET (and
+HEAD) only; moved or turned off by ``health_path``; garbage methods refused and the
+endpoint still answering. The readiness endpoint a balancer asks (``/readyz``): ready
+whatever the stores say, stopping once a stop signal came; the stop delay read from the
+environment, garbage there refused."""
 
 from __future__ import annotations
 
@@ -9,8 +11,11 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, Tasks
+from mcpgen.runtime.http.endpoint import STOP_DELAY_ENV
 from mcpgen.runtime.tasks.outage import Outage
 from support.asgi_driver import call
 
@@ -99,3 +104,39 @@ def test_the_health_path_can_move_or_be_turned_off() -> None:
 
     status, old, none = asyncio.run(asyncio.wait_for(scenario(), 10))
     assert status.status == 200 and old.status == 404 and none.status == 404
+
+
+def test_readiness_says_ready_whatever_the_stores_say_and_stopping_once_a_stop_came() -> None:
+    """``/readyz`` is 200 with a store away (every process's at once); once the process
+    is stopping, it and ``/healthz`` say 503 ``stopping``; garbage methods get 405."""
+    away = Away()
+    http = app(bus=away).http_app()
+
+    async def scenario() -> list[Any]:
+        away.outage.lost(OSError("refused"))
+        ready = await call(http, "GET", path="/readyz")
+        posted = await call(http, "POST", b"garbage", path="/readyz")
+        http.stopping = True
+        return [ready, posted, await call(http, "GET", path="/readyz")] + [
+            await call(http, "GET", path="/healthz")
+        ]
+
+    ready, posted, stopping, health = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert ready.status == 200 and ready.json() == {"status": "ready"}
+    assert posted.status == 405
+    assert stopping.status == 503 and stopping.json() == {"status": "stopping"}
+    assert health.status == 503 and health.json()["status"] == "stopping"
+
+
+def test_the_stop_delay_comes_from_the_environment_and_garbage_there_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(STOP_DELAY_ENV, "2.5")
+    assert app().http_app().stop_delay == 2.5
+    assert app().http_app(stop_delay=0).stop_delay == 0
+    for garbage in ("soon", "-1", "nan", "1e9"):
+        monkeypatch.setenv(STOP_DELAY_ENV, garbage)
+        with pytest.raises(ValueError, match=STOP_DELAY_ENV):
+            app().http_app()
+    monkeypatch.delenv(STOP_DELAY_ENV)
+    assert app().http_app().stop_delay == 0

@@ -5,6 +5,7 @@ answered, and the process exits."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -98,5 +99,40 @@ def test_sigterm_closes_streams_with_a_retry_hint_and_answers_the_call_in_flight
             httpx.post(
                 url, headers=sent, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, timeout=2
             )
+    finally:
+        stop(server)
+
+
+def test_with_a_stop_delay_sigterm_fails_readiness_at_once_and_serves_on_until_it_ends() -> None:
+    """``MCPGEN_STOP_DELAY=2`` under plain uvicorn: right after SIGTERM ``/readyz`` says
+    503 ``stopping`` while calls are still answered; after the delay the process stops
+    accepting and exits."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    env = {**os.environ, "MCPGEN_STOP_DELAY": "2"}
+    command = [sys.executable, *RUNNERS["uvicorn"], str(port)]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, 30)
+        assert httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200
+        stopped_at = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
+        assert ready.status_code == 503 and ready.json() == {"status": "stopping"}
+        sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        hello = {
+            "protocolVersion": VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        served = httpx.post(
+            url,
+            headers=sent,
+            json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+        )
+        assert served.status_code == 200, served.text
+        server.wait(20)
+        assert time.monotonic() - stopped_at >= 2.0
     finally:
         stop(server)

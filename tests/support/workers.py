@@ -1,6 +1,7 @@
 """Several uvicorn worker processes of one ASGI app sharing one real redis-server
-(``MCPGEN_STORE``), behind haproxy running the configuration of docs/deployment.md, all on
-127.0.0.1 and stopped at the end; a worker can be killed (``SIGKILL``) on the way."""
+(``MCPGEN_STORE``), behind haproxy running the configuration of docs/deployment.md, with
+the environment the guide gives them, all on 127.0.0.1 and stopped at the end; a worker
+can be killed (``SIGKILL``) or restarted (``SIGTERM``, a new environment) on the way."""
 
 from __future__ import annotations
 
@@ -96,6 +97,7 @@ def workers(
     with RedisServer(persist=True) as redis:
         env = {**os.environ, "MCPGEN_STORE": redis.url, "PYTHONPATH": str(ROOT), **env_extra}
         env.setdefault("MCPGEN_STATE_KEY", secrets.token_hex(32))
+        env.setdefault("MCPGEN_STOP_DELAY", "3")  # as the guide has it
         env.pop("MCPGEN_TASK_STORE", None)
         ports = [free_port() for _ in range(count)]
         running = Workers("", ports, redis, logs)
@@ -116,5 +118,8 @@ def workers(
         finally:
             if balancer is not None:
                 balancer.stop()
+            for process in running.processes:  # all at once: each serves on a while
+                if process.poll() is None:
+                    process.terminate()
             for process in running.processes:
-                stop(process)
+                stop(process, grace=30)
