@@ -246,6 +246,12 @@ def add_content_tools(app: App) -> None:
         await app.server.notify_changed("prompts")
         return "Announced a prompt list change."
 
+    @app.tool
+    async def test_trigger_resource_update() -> str:
+        """Announces that test://watched-resource changed (to its subscribers)"""
+        await app.resource_updated("test://watched-resource")
+        return "Announced an update of test://watched-resource."
+
 
 def add_client_request_tools(app: App) -> None:
     """Tools that ask the client: sampling, elicitation, a capability it may lack."""
