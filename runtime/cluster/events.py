@@ -275,7 +275,10 @@ class RedisEvents:
                 last = _number(entry_id)
                 pending.heard(fields[b"d"], final=fields.get(b"f") == b"1")
                 yield last, fields[b"d"]
-            if got or owner is None:
+            if got:
+                continue
+            yield -1, b""  # nothing yet: the reader may look around
+            if owner is None:
                 continue
             alive = await self._read(self._client.exists(self._alive(owner.group(0))))
             if not alive:  # nothing will answer what is left: say so, once

@@ -79,6 +79,11 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: and closed its streams (each told to come back, ``retry``); those still running are
     #: then cancelled.
     shutdown_grace: float = 30.0
+    #: Seconds an HTTP SSE stream may stay silent before the server writes a comment line
+    #: (which clients ignore), so that a proxy or balancer cutting idle responses (nginx
+    #: and haproxy after 60 s by default) leaves a quiet GET or listen stream, or a long
+    #: tool call, open.
+    sse_keepalive: float = 15.0
     #: Resources one session may be subscribed to at once: a legacy session's
     #: ``resources/subscribe`` URIs; in 2026-07-28 the URIs (and task ids) one
     #: ``subscriptions/listen`` names, and (stdio) those of one connection's open listen

@@ -17,13 +17,14 @@ from .asgi import (
     Send,
     end_body,
     respond,
+    sse_comment,
     sse_event,
     start_sse,
     wait_disconnect,
 )
 from ..core.connection import Connection
 from ..core.events import Event, IncomingRequest
-from .streams import ClientWatch, Responder, Router, Stream, relay
+from .streams import QUIET, ClientWatch, Responder, Router, Stream, relay
 from .tool_params import ToolHeaderGate
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession
@@ -137,26 +138,34 @@ class Answers:
         client = ClientWatch(receive)
         streamed = settled = False
         keep_open = bool(listening)
+        quiet = self.limits.sse_keepalive
         try:
-            first = await stream.next(client)
+            first = await stream.next(client, quiet)
             if first is None:
                 return False
             number, data, _, status = first
-            if stream.complete and not keep_open:
+            if first is not QUIET and stream.complete and not keep_open:
                 if legacy is not None:
                     settled = True
                     legacy.finish(stream, streamed)
                 await respond(send, status or 200, data, extra=extra)
                 return True
+            # Streamed: more than the answer, or (QUIET) an answer long in coming, with
+            # keep-alive comments meanwhile.
             streamed = True
             if legacy is not None and legacy.recording is not None:
                 await legacy.recording(stream)  # (shared: any process resumes it)
             await start_sse(send, extra)
+            if first is QUIET:
+                number = stream.counter + 1
             if legacy is not None and polls(legacy):
                 primer = stream.event_id(number - 1)
                 await sse_event(send, b"", primer, retry=self.sse_retry_ms)
-            await sse_event(send, data, stream.event_id(number))
-            if not await relay(stream, send, client, keep_open):
+            if first is QUIET:
+                await sse_comment(send)
+            else:
+                await sse_event(send, data, stream.event_id(number))
+            if not await relay(stream, send, client, keep_open, quiet):
                 if not client.gone:
                     for listen in listening:
                         await sse_event(send, _listen_ended(listen), None)

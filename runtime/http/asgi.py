@@ -172,6 +172,11 @@ class OnSuspend(Generic[T]):
         return (yield from _carry_on(coro, step))
 
 
+async def sse_comment(send: Send) -> None:
+    """An SSE comment: bytes on a quiet stream (kept open by proxies), ignored by clients."""
+    await send({"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True})
+
+
 async def wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()

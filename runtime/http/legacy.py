@@ -17,7 +17,8 @@ import msgspec
 
 from .served import HttpServed
 from ..core import jsonrpc
-from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_event, start_sse, text
+from .asgi import Headers, Receive, Send, end_body, refuse, respond, sse_comment, sse_event
+from .asgi import start_sse, text
 from ..core.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .answers import Answers, polls
 from .streams import ClientWatch, Router, Stream, event_number, relay
@@ -354,7 +355,7 @@ class LegacyEndpoint:
             await start_sse(send, None)
             if polls(legacy):
                 await sse_event(send, b"", stream.event_id(0), retry=self.answers.sse_retry_ms)
-            await relay(stream, send, client, keep_open=True)
+            await relay(stream, send, client, True, self.limits.sse_keepalive)
             if self.draining:  # come back (elsewhere) soon
                 await sse_event(send, b"", None, retry=self.answers.sse_retry_ms)
         finally:
@@ -403,10 +404,13 @@ class LegacyEndpoint:
         gone = client.watch()
         await start_sse(send, None)
         try:
+            written = time.monotonic()
             async for number, data in replay:
                 if gone.done():
                     break
-                await sse_event(send, data, f"{name}.{number}" if number else None)
+                if number >= 0:
+                    await sse_event(send, data, f"{name}.{number}" if number else None)
+                written = await _kept_alive(send, number >= 0, written, self.limits)
         except SessionStoreUnavailable as exc:
             log.warning("stream %s: resumption cut short: %s", name, exc)
         finally:
@@ -430,11 +434,13 @@ class LegacyEndpoint:
             await start_sse(send, None)
             if polls(legacy):
                 await sse_event(send, b"", OUTBOX + after, retry=self.answers.sse_retry_ms)
+            written = time.monotonic()
             async for batch in follow:
                 for message_id, data in batch:
                     await sse_event(send, data, OUTBOX + message_id)
                 if gone.done() or self.draining or legacy.ended:
                     break
+                written = await _kept_alive(send, bool(batch), written, self.limits)
                 now = time.monotonic()
                 if now - legacy.touched_at >= min(idle / 10, TOUCH_EVERY_S):
                     if not await shared.touch(session_id, idle):
@@ -465,7 +471,7 @@ class LegacyEndpoint:
             await start_sse(send, None)
             for event_id, data in replay:
                 await sse_event(send, data, event_id)
-            await relay(stream, send, client, keep_open=standalone)
+            await relay(stream, send, client, standalone, self.limits.sse_keepalive)
         finally:
             client.stop()
             if standalone:
@@ -518,6 +524,18 @@ class LegacyEndpoint:
         if legacy is None:
             await refuse(send, 404, "Session not found")
         return legacy
+
+
+async def _kept_alive(send: Send, sent: bool, written: float, limits: Limits) -> float:
+    """When a stream last had bytes, a comment written after ``sse_keepalive`` seconds of
+    silence."""
+    now = time.monotonic()
+    if sent:
+        return now
+    if now - written >= limits.sse_keepalive:
+        await sse_comment(send)
+        return now
+    return written
 
 
 async def _unresumable(name: str, requests: tuple[RequestId, ...], send: Send) -> None:

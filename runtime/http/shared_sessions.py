@@ -105,7 +105,8 @@ class SessionEvents(Protocol):
     ) -> AsyncGenerator[Recorded, None]:
         """A recorded stream's events after number ``after`` (its answers always), then
         the next ones as they come, until every request is answered; a request whose
-        process stopped before answering it gets an error instead (numbered 0)."""
+        process stopped before answering it gets an error instead (numbered 0). Numbered
+        -1: nothing came for a while (no event; the reader may look around)."""
         ...
 
     async def post(self, session_id: str, data: bytes, limits: Limits) -> None:

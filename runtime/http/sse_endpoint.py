@@ -100,7 +100,7 @@ class SseEndpoint:
             where = f"{root_path}{self.messages_path}?{SESSION_PARAM}={session_id}"
             event = b"event: endpoint\ndata: " + where.encode() + b"\n\n"
             await send({"type": "http.response.body", "body": event, "more_body": True})
-            await relay(stream, send, client, keep_open=True)
+            await relay(stream, send, client, True, self.limits.sse_keepalive)
         except OSError as exc:  # the client went away while we wrote
             log.debug("SSE session %s: %s", session_id, exc)
         finally:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from asyncio import FIRST_COMPLETED as FIRST
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 
-from .asgi import Receive, Send, end_body, respond, sse_event, start_sse, wait_disconnect
+from .asgi import Receive, Send, end_body, respond, sse_comment, sse_event, start_sse
+from .asgi import wait_disconnect
 from ..core.jsonrpc import RequestId
 from ..core.limits import DEFAULT
 
@@ -25,6 +27,8 @@ class _Expected:
 
 
 _EXPECTED = _Expected()
+#: What :meth:`Stream.next` gives when nothing came for ``quiet`` seconds (not a frame).
+QUIET: Frame = (0, b"", False, None)
 
 
 class Stream:
@@ -147,9 +151,9 @@ class Stream:
         that frame."""
         return f"{self.name}.{number}" if self.log is not None else None
 
-    async def next(self, client: ClientWatch) -> Frame | None:
+    async def next(self, client: ClientWatch, quiet: float | None = None) -> Frame | None:
         """The next frame, or None once the client has disconnected (or another reader
-        took the stream over)."""
+        took the stream over); :data:`QUIET` when nothing came for ``quiet`` seconds."""
         if self.reader is _EXPECTED:
             self.reader = client
         if not self.frames:
@@ -161,11 +165,13 @@ class Stream:
             if gone.done():
                 self.leave()  # nothing waits for a reader that is gone
                 return None
-            self.waiter = asyncio.get_running_loop().create_future()
+            self.waiter = waiter = asyncio.get_running_loop().create_future()
             try:
-                await asyncio.wait((self.waiter, gone), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait((waiter, gone), timeout=quiet, return_when=FIRST)
             finally:
                 self.waiter = None
+            if not waiter.done() and not gone.done():
+                return QUIET
         if self.reader is not client:
             return None
         frame = self.frames.popleft()
@@ -230,13 +236,19 @@ class ClientWatch:
             self.future.cancel()
 
 
-async def relay(stream: Stream, send: Send, client: ClientWatch, keep_open: bool) -> bool:
+async def relay(
+    stream: Stream, send: Send, client: ClientWatch, keep_open: bool, quiet: float | None = None
+) -> bool:
     """Write the stream's frames as SSE events until it is complete (or, ``keep_open``,
-    until it is closed). False if the client disconnected first (or another reader took
-    the stream over): the stream is left, and what was not written stays recorded."""
+    until it is closed), a comment after each ``quiet`` seconds of silence. False if the
+    client disconnected first (or another reader took the stream over): the stream is
+    left, and what was not written stays recorded."""
     gone = client.watch()
     while keep_open or not stream.complete:
-        frame = await stream.next(client)
+        frame = await stream.next(client, quiet)
+        if frame is QUIET:
+            await sse_comment(send)
+            continue
         if frame is None or gone.done():
             if stream.reader is client:
                 stream.leave()
