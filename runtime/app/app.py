@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, Literal, TypeVar, overload
@@ -63,7 +64,10 @@ class App:
     each tool, prompt and resource may then name the scopes a request for it needs
     (``@app.tool(scopes=["files:write"])``). ``shared`` (default: what ``MCPGEN_STORE``
     says, see ``runtime.cluster.config``; None: nothing) is where the app's processes share
-    their tasks and announcements, unless ``tasks``/``bus`` are given.
+    their tasks and announcements, unless ``tasks``/``bus`` are given. ``telemetry``
+    (default: what ``MCPGEN_TELEMETRY`` says; True; a ``runtime.server.telemetry.Telemetry``
+    of one's own) traces and measures every request with OpenTelemetry (the ``otel``
+    extra).
     """
 
     def __init__(
@@ -85,9 +89,16 @@ class App:
         auth: Any = None,
         bus: Bus | None = None,
         shared: Shared | None | Literal["environment"] = "environment",
+        telemetry: bool | Middleware | Literal["environment"] = "environment",
     ) -> None:
         if page_size < 1:
             raise ValueError(f"page_size must be positive, got {page_size}")
+        if telemetry == "environment":
+            telemetry = telemetry_from_environment()
+        if telemetry is True:
+            from ..server.telemetry import Telemetry
+
+            telemetry = Telemetry()
         if shared == "environment":
             shared = Shared.from_environment()
         #: The stores the app's processes share (``MCPGEN_STORE``), if any: its bus and
@@ -131,6 +142,8 @@ class App:
         self._served: frozenset[str] = frozenset()
         self._announcing: set[asyncio.Task[None]] = set()
         self._middleware: list[Middleware] = list(middleware)
+        if callable(telemetry):  # outermost: it times and traces everything inside
+            self._middleware.insert(0, telemetry)
         #: Protects the HTTP endpoint (``runtime.http.auth.resource_server.ResourceServer``), if set.
         self.auth = auth
         #: Scopes a request for a tool, prompt, resource or template needs, by
@@ -452,6 +465,20 @@ def _decorate(fn: Callable[..., Any] | None, register: Callable[[Any], Any]) -> 
         return function
 
     return decorator(fn) if fn is not None else decorator
+
+
+#: Turns OpenTelemetry on for every ``App`` not told otherwise (``1``/``otel``; ``0``).
+TELEMETRY_ENV = "MCPGEN_TELEMETRY"
+
+
+def telemetry_from_environment() -> bool:
+    """What ``$MCPGEN_TELEMETRY`` says (off when unset); garbage there is refused."""
+    said = os.environ.get(TELEMETRY_ENV, "").strip().lower()
+    if said in ("", "0", "false", "no", "off"):
+        return False
+    if said in ("1", "true", "yes", "on", "otel"):
+        return True
+    raise ValueError(f"{TELEMETRY_ENV} must be 1 (or otel) or 0, not {said!r}")
 
 
 def newest_binding() -> ModuleType:

@@ -139,6 +139,7 @@ class McpHttpApp:
         self.stop_delay = stop_delay if stop_delay is not None else stop_delay_from_environment()
         #: A stop signal came: the readiness check fails (the process still serves).
         self.stopping = False
+        self._gauged = False
         server.subscribe(self.publish)
         if shared_sessions is not None:  # told in their outboxes, once, by the process announcing
             server.subscribe(self.legacy_sessions.announce, own=True)
@@ -264,6 +265,34 @@ class McpHttpApp:
     def _stop(self) -> None:
         self.stopping = True
 
+    def _gauges(self) -> None:
+        """Report what this process holds to the server's telemetry middleware, if it has
+        one (``runtime.server.telemetry``), once."""
+        chain = getattr(self.server, "middleware", None)
+        found = [m for m in getattr(chain, "items", ()) if hasattr(m, "gauge")]
+        if not found or self._gauged:
+            return
+        self._gauged = True
+        gauge = found[0].gauge
+        gauge("mcpgen.http.sessions", lambda: len(self.sessions), "Legacy sessions held")
+        gauge("mcpgen.http.streams", self.open_streams, "Long-lived streams open")
+        tasks = getattr(self.server, "tasks", None)
+        running = getattr(tasks, "running", None)
+        if isinstance(running, dict):
+            counts: dict[str, int] = running  # pyright: ignore[reportUnknownVariableType]
+            gauge("mcpgen.tasks.running", lambda: sum(counts.values()), "Tasks running here")
+
+    def open_streams(self) -> int:
+        """The long-lived streams this process holds: legacy GET streams (and shared
+        sessions' outbox followers), listen streams, HTTP+SSE streams, WebSockets."""
+        legacy = sum(len(s.gets) + s.following for s in self.sessions.values())
+        return (
+            legacy
+            + len(self.answers.listen_streams)
+            + len(self.sse.sessions)
+            + len(self.websockets)
+        )
+
     async def _ready(self, method: str, send: Send) -> None:
         """The readiness endpoint: 200 while this process takes requests (a store away is
         every process's at once: it still serves what needs none), 503 once it stops."""
@@ -324,6 +353,7 @@ class McpHttpApp:
                     log.error("the server cannot start: %s", exc)
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                self._gauges()
                 restore = drain_on_stop(self.drain, self._stop, self.stop_delay)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
