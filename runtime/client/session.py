@@ -126,8 +126,12 @@ class ClientSession:
         tasks: Tasks | None = None,
         task_polling: tc.TaskPolling | None = None,
         recovery: Recovery | None = None,
+        telemetry: Any = None,
     ) -> None:
         self.binding = binding
+        #: Traces each request (``runtime.server.telemetry.Telemetry``: a CLIENT span whose
+        #: trace context goes in the request's ``_meta``, as the official SDKs send it).
+        self.telemetry = telemetry
         declared = tuple(extensions)
         self.handlers = handlers
         #: Around every handler of a server's request, in the order added.
@@ -332,6 +336,23 @@ class ClientSession:
         if opt_in or capabilities is not None:
             base = dict(capabilities) if capabilities is not None else self.conn.capabilities
             options["capabilities"] = declare(base, opt_in)
+        followed = task_result is None  # a task the server makes is followed to its end
+        if self.telemetry is not None:
+            with self.telemetry.client_span(method, params) as carrier:
+                options["extra_meta"] = carrier
+                return await self._requested(method, params, progress, options, followed)
+        return await self._requested(method, params, progress, options, followed)
+
+    async def _requested(
+        self,
+        method: str,
+        params: Any,
+        progress: ProgressCallback | None,
+        options: dict[str, Any],
+        followed: bool,
+    ) -> Any:
+        """:meth:`request`'s work: the request, its input rounds and (``followed``) the
+        task it became."""
         refreshed = False
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):
@@ -350,7 +371,7 @@ class ClientSession:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
                 elif method in (SUBSCRIBE, UNSUBSCRIBE):
                     self._note_subscription(method, params)
-                return answer if task_result else await tc.follow(self, answer)
+                return await tc.follow(self, answer) if followed else answer
             if answered == rounds:  # no more asking the user for what will not be used
                 break
             params = await self._retry_params(params, answer)

@@ -450,12 +450,14 @@ class Connection:
         result: Any = None,
         task_result: Any = None,
         capabilities: dict[str, Any] | None = None,
+        extra_meta: Mapping[str, Any] | None = None,
     ) -> tuple[RequestId, bytes]:
         """Frame a request to the peer and remember what its result decodes to (the
         method's result type, or ``result``: a type of the application's); a peer that
         makes it a task answers ``task_result``. ``progress_token`` asks the peer for
         progress notifications; ``capabilities`` are what a modern client declares for
-        this request alone (default: the connection's)."""
+        this request alone (default: the connection's); ``extra_meta`` joins its ``_meta``
+        (e.g. a trace context)."""
         version = self.version
         if version is None:
             raise McpError(INVALID_REQUEST, f"cannot send {method}: not initialized")
@@ -479,6 +481,8 @@ class Connection:
             params = stamped(params, meta)
         if progress_token is not None:
             params = stamped(params, {"progressToken": progress_token})
+        if extra_meta:
+            params = stamped(params, dict(extra_meta))
         return request_id, jsonrpc.encode_request(request_id, method, params)
 
     def pending(self) -> list[RequestId]:  # sent, and not answered, forgotten or failed yet

@@ -1,5 +1,6 @@
 """OpenTelemetry for a server: a span and a duration per request, as middleware
-(``runtime.aio.middleware``), plus what the transports hold as gauges.
+(``runtime.aio.middleware``), plus what the transports hold as gauges; and for a client
+(``ClientSession(telemetry=...)``), a span per request whose trace context goes with it.
 
 Why OpenTelemetry rather than a Prometheus text endpoint: one API carries both traces and
 metrics, the official SDKs speak it (W3C trace context in ``params._meta``: a client's
@@ -23,8 +24,9 @@ What is recorded follows OpenTelemetry's MCP semantic conventions:
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -74,10 +76,38 @@ class Telemetry:
 
         self.meter.create_observable_gauge(name, [observe], description=description)
 
+    @contextlib.contextmanager
+    def client_span(self, method: str, params: Any) -> Generator[dict[str, str], None, None]:
+        """A CLIENT span around one request a client sends (``ClientSession(telemetry=)``),
+        and the trace context to put in its ``_meta`` (W3C ``traceparent``), so that the
+        server's span is its child."""
+        name = _target(method, params)
+        attributes: dict[str, Any] = {"mcp.method.name": method}
+        if name is not None:
+            attributes[TARGETED[method]] = name
+        with self.tracer.start_as_current_span(
+            f"{method} {name}" if name is not None else method,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            carrier: dict[str, str] = {}
+            propagate.inject(carrier)
+            try:
+                yield carrier
+            except McpError as exc:
+                span.set_attribute("error.type", str(exc.code))
+                span.set_status(StatusCode.ERROR, exc.message)
+                raise
+            except BaseException as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(StatusCode.ERROR, str(exc))
+                raise
+
     async def __call__(self, call: Call, call_next: Next) -> Any:
         method = call.method
-        name = getattr(call.params, "name", None)
-        target = name if isinstance(name, str) and method in TARGETED else None
+        target = _target(method, call.params)
         attributes: dict[str, Any] = {"mcp.method.name": method}
         if target is not None:
             attributes[TARGETED[method]] = target
@@ -144,9 +174,15 @@ def parent_of(meta: Mapping[str, Any], raw: msgspec.Raw | None) -> Context | Non
     return context
 
 
-def inject(meta: dict[str, Any]) -> None:
-    """Put the current span's trace context in an outgoing request's ``_meta``."""
-    propagate.inject(meta)
+def _target(method: str, params: Any) -> str | None:
+    """The tool or prompt a request names (None for other methods)."""
+    if method not in TARGETED:
+        return None
+    name: object = getattr(params, "name", None)
+    if name is None and isinstance(params, Mapping):
+        plain: Mapping[str, object] = params  # pyright: ignore[reportUnknownVariableType]
+        name = plain.get("name")
+    return name if isinstance(name, str) else None
 
 
 def _is_error(result: Any) -> bool:
@@ -158,4 +194,4 @@ def _is_error(result: Any) -> bool:
     return flagged is True
 
 
-__all__ = ["SCOPE", "TARGETED", "Telemetry", "inject", "parent_of"]
+__all__ = ["SCOPE", "TARGETED", "Telemetry", "parent_of"]

@@ -34,13 +34,17 @@ pytestmark = [
 ]
 #: Tools left to their own tests below, and why: the research tool takes its time; the
 #: async ones need task-augmented sampling/elicitation the SDK client does not declare;
-#: URL elicitation needs ``elicitation.url``, which the SDK client does not declare here.
+#: URL elicitation needs ``elicitation.url``, which the SDK client does not declare here;
+#: the listen test's two change the state of the upstream session, which the tests share
+#: through the proxy (``toggle-subscriber-updates`` turns its updates on or, called here
+#: first, off for the listen test).
 SEPARATE = {
     "simulate-research-query",
     "trigger-sampling-request-async",
     "trigger-elicitation-request-async",
     "trigger-url-elicitation",
     "gzip-file-as-resource",
+    "toggle-subscriber-updates",
 }
 
 
@@ -138,7 +142,8 @@ async def test_list_changes_and_resource_updates_reach_the_sdk_clients_listen_st
             changes = c.listen(resources_list_changed=True, resource_subscriptions=[uri])
             async with changes as stream:
                 await asyncio.sleep(0.5)  # the proxy subscribes the upstream meanwhile
-                await c.call_tool("toggle-subscriber-updates", {})
+                toggled = plain(await c.call_tool("toggle-subscriber-updates", {}))
+                assert "Started" in toggled["content"][0]["text"], toggled  # not turned off
                 seen: set[str] = set()
                 data = "data:text/plain;base64,aGVsbG8="
                 await c.call_tool("gzip-file-as-resource", {"name": "hello.txt", "data": data})

@@ -195,3 +195,36 @@ def test_the_environment_turns_it_on_and_garbage_there_is_refused(
         app()
     monkeypatch.delenv(TELEMETRY_ENV)
     assert not app().server.middleware.items  # off: nothing on the path
+
+
+def test_our_clients_span_is_the_parent_of_the_official_sdk_servers() -> None:
+    """Our client with telemetry, calling the official SDK's server (which traces by
+    default) over HTTP: its server span is the child of our client span."""
+    from peers.sdk_http_server import server as sdk_server
+
+    from mcpgen.generated.v2025_11_25 import client as c
+    from mcpgen.runtime.client import http_client
+
+    SPANS.clear()
+    running = ThreadedUvicorn(
+        sdk_server.streamable_http_app(stateless_http=False, json_response=False)
+    )
+    running.start()
+    try:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        telemetry = Telemetry(tracer_provider=TRACING)
+
+        async def call() -> None:
+            async with http_client(c.Client, url, mode="legacy", telemetry=telemetry) as client:
+                await client.call_tool(name="echo", arguments={"text": "hi"})
+
+        asyncio.run(asyncio.wait_for(call(), 30))
+    finally:
+        running.stop()
+    finished = SPANS.get_finished_spans()
+    ours = [s for s in finished if s.kind is SpanKind.CLIENT and s.name == "tools/call echo"]
+    theirs = [s for s in finished if s.kind is SpanKind.SERVER and "tools/call" in s.name]
+    assert len(ours) == 1 and theirs, [(s.name, s.kind) for s in finished]
+    parent, mine = theirs[0].parent, ours[0].context
+    assert parent is not None and mine is not None
+    assert parent.span_id == mine.span_id and parent.trace_id == mine.trace_id
