@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -39,8 +40,10 @@ log = logging.getLogger("mcpgen.runtime.http.endpoint")
 #: at most every tenth of the idle timeout): a session ended elsewhere (DELETE, the cap)
 #: is told to every process at once, expiry needs no more.
 TOUCH_EVERY_S = 10.0
-#: What the SSE ids of a shared session's outbox messages begin with (``g.<id>``).
+#: What the SSE ids of a shared session's outbox messages begin with (``g.<id>``), and
+#: the form of the id (a store's: ``<milliseconds>-<sequence>``).
 OUTBOX = "g."
+OUTBOX_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
 
 class LegacyEndpoint:
@@ -388,7 +391,8 @@ class LegacyEndpoint:
                     await _unresumable(name, legacy.dropped.get(name, ()), send)
                     return
             after = last[len(OUTBOX) :] if last is not None and last.startswith(OUTBOX) else None
-            after = after or await shared.events.head(session_id)
+            if after is None or not OUTBOX_ID.fullmatch(after):  # none, or garbage: from now
+                after = await shared.events.head(session_id)
         except SessionStoreUnavailable as exc:
             await refuse(send, 503, f"Service Unavailable: {exc}; retry later")
             return

@@ -517,3 +517,35 @@ def test_a_get_stream_lost_on_one_process_is_resumed_on_the_other_every_message_
     assert methods == ["notifications/resources/updated"] * 4
     ids = [i for i, _ in heard]
     assert len(set(ids)) == 4, ids
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "g.garbage",
+        "g.",
+        "g.1-2-3",
+        "g." + "9" * 40,
+        ".",
+        "x" * 4000,
+        "p0123456789~s1.abc",
+        "p0123456789~s99.5",
+        "s1.-4",
+        "\u00e9t\u00e9.1",
+    ],
+)
+def test_a_garbage_last_event_id_is_a_clear_answer_and_the_store_stays_healthy(
+    servers: tuple[list[str], Signals, RedisServer], last: str
+) -> None:
+    """Whatever a client puts in ``Last-Event-ID``, the GET is answered (a stream from now,
+    or the stream's loss told), never a server error; the store is not taken for down;
+    the session goes on."""
+    (a, b), _, _ = servers
+    session_id = begun(a, then=a)
+    get: dict[str, Any] = {**headers(session_id), "accept": "text/event-stream"}
+    get["last-event-id"] = last.encode()
+    with httpx.stream("GET", b, headers=get, timeout=TIMEOUT) as response:
+        assert response.status_code in (200, 404), response.status_code
+    health = httpx.get(b.replace("/mcp", "/healthz"), timeout=TIMEOUT)
+    assert health.status_code == 200, health.text
+    assert call(b, session_id, 9, "add", a=1, b=2)["result"]["structuredContent"] == {"result": 3}
