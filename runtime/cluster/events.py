@@ -52,6 +52,8 @@ BLOCK_S = 2.0
 BATCH = 64
 #: What a request whose process stopped before answering it is told.
 STOPPED = "The server process serving this request stopped before answering it; send it again"
+#: What it is told when its session ended, or its stream is no longer kept.
+GONE = "This request's stream is no longer kept (its session ended, or Limits.event_log_age passed); send it again"
 
 _FAILED = (*UNREACHABLE, redis_errors.RedisError, OSError)
 
@@ -104,8 +106,13 @@ class RedisEvents:
         *,
         alive_s: float = 15.0,
         block_s: float = BLOCK_S,
+        blocking: Any = None,
     ) -> None:
         self._client = client
+        #: What the followers block on (``XREAD BLOCK``), each holding a connection while
+        #: it waits: a client of its own, so that however many streams are followed, the
+        #: other calls never wait for a connection (default: ``client``).
+        self._blocking = blocking if blocking is not None else client
         self.prefix = prefix
         self.tag = tag
         self.outage = outage
@@ -129,9 +136,12 @@ class RedisEvents:
         return f"{self.prefix}alive:{tag}"
 
     async def _read(self, work: Any) -> Any:
-        """A read: an outage raises."""
+        """A read: an outage raises (a command Redis refused, too, but it is no outage)."""
         try:
             result = await work
+        except redis_errors.ResponseError as error:
+            log.warning("the sessions' store refused a read: %s", error)
+            raise SessionStoreUnavailable(f"the sessions' store refused: {error}") from None
         except _FAILED as error:
             self.outage.lost(error)
             raise SessionStoreUnavailable(f"the sessions' store is unavailable: {error}") from None
@@ -142,6 +152,9 @@ class RedisEvents:
         """A write: an outage is logged (once), never raised."""
         try:
             await work
+        except redis_errors.ResponseError as error:
+            log.warning("the sessions' store refused a write: %s", error)
+            return False
         except _FAILED as error:
             self.outage.lost(error)
             return False
@@ -248,9 +261,11 @@ class RedisEvents:
         self, session_id: str, stream: str, after: int, requests: Sequence[RequestId]
     ) -> AsyncGenerator[Recorded, None]:
         pending = _Pending(requests)
-        key = self._log(session_id, stream)
-        entries = await self._read(self._client.xrange(key, min=f"0-{after + 1}"))
-        answers = await self._read(self._client.hgetall(self._meta(session_id, stream)))
+        key, meta = self._log(session_id, stream), self._meta(session_id, stream)
+        pipe = self._client.pipeline(transaction=True)  # one view of both
+        pipe.xrange(key, min=f"0-{after + 1}")
+        pipe.hgetall(meta)
+        entries, answers = await self._read(pipe.execute())
         replay: dict[int, tuple[bytes, bool]] = {}
         for entry_id, fields in entries:
             replay[_number(entry_id)] = (fields[b"d"], fields.get(b"f") == b"1")
@@ -268,7 +283,7 @@ class RedisEvents:
         while pending.left:
             block = int(self.block_s * 1000)
             found = await self._read(
-                self._client.xread({key: f"0-{last}"}, count=BATCH, block=block)
+                self._blocking.xread({key: f"0-{last}"}, count=BATCH, block=block)
             )
             got = [entry for _, batch in found for entry in batch]
             for entry_id, fields in got:
@@ -278,12 +293,17 @@ class RedisEvents:
             if got:
                 continue
             yield -1, b""  # nothing yet: the reader may look around
-            if owner is None:
-                continue
-            alive = await self._read(self._client.exists(self._alive(owner.group(0))))
-            if not alive:  # nothing will answer what is left: say so, once
+            pipe = self._client.pipeline(transaction=False)
+            pipe.exists(self._alive(owner.group(0)) if owner is not None else meta)
+            pipe.exists(f"{self.prefix}session:{session_id}")
+            pipe.exists(meta)
+            alive, session, kept = await self._read(pipe.execute())
+            if not (alive and session and kept):
+                # Its process died, the session ended, or the stream is no longer kept:
+                # nothing will answer what is left; say so, once.
+                why = STOPPED if not alive else GONE
                 for request_id in pending.unanswered():
-                    yield 0, jsonrpc.encode_error(request_id, INTERNAL_ERROR, STOPPED)
+                    yield 0, jsonrpc.encode_error(request_id, INTERNAL_ERROR, why)
                 return
 
     # -- the outbox ---------------------------------------------------------------------------
@@ -319,9 +339,9 @@ class RedisEvents:
         await self._read(self._client.set(reader, token, ex=age))
         key, block = self._outbox(session_id), int(self.block_s * 1000)
         while True:
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self._blocking.pipeline(transaction=False)
             pipe.xread({key: after}, count=BATCH, block=block)
-            pipe.get(reader)
+            pipe.getex(reader, ex=age)  # (renewed while it follows)
             found, now = await self._read(pipe.execute())
             if now is None or _text(now) != token:
                 return  # another GET stream of the session follows it now
@@ -330,8 +350,6 @@ class RedisEvents:
                 for entry_id, fields in entries:
                     after = _text(entry_id)
                     batch.append((after, fields[b"d"]))
-            if not batch:
-                await self._read(self._client.expire(reader, age))
             yield batch
 
 
@@ -379,4 +397,4 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-__all__ = ["BLOCK_S", "RedisEvents", "STOPPED"]
+__all__ = ["BLOCK_S", "GONE", "RedisEvents", "STOPPED"]

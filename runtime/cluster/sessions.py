@@ -36,7 +36,7 @@ except ImportError as missing:  # pragma: no cover - exercised without the extra
 from ..http.shared_sessions import CHANGED, TAG_END, Routed, SessionRecord
 from ..http.shared_sessions import SessionStoreUnavailable
 from ..tasks.outage import Outage
-from .events import RedisEvents
+from .events import BLOCK_S, RedisEvents
 from .pubsub import listen
 from ..tasks.redis_errors import UNREACHABLE
 
@@ -49,6 +49,8 @@ ALL = "*all"
 #: Seconds a process that stops renewing its heartbeat is still taken for alive: a
 #: stream it served, resumed elsewhere, waits this long for its answers at most.
 ALIVE_S = 15.0
+#: Connections the followers' blocking reads may hold at once, per process.
+FOLLOWERS = 10_000
 
 
 class Routing(msgspec.Struct, frozen=True):
@@ -84,14 +86,29 @@ class RedisSessions:
             "sessions' store (Redis)", "requests of legacy sessions fail until it is back"
         )
         self._owns_client = isinstance(url, str)
+        blocking: Any = None
         if isinstance(url, str):
-            url = cast(Any, Redis).from_url(
-                url, socket_timeout=socket_timeout, socket_connect_timeout=connect_timeout
-            )
+            timeouts = {"socket_timeout": socket_timeout, "socket_connect_timeout": connect_timeout}
+            # The followers' blocking reads each hold a connection of their own pool, as
+            # many as streams are followed here (at most Limits.max_sessions GET streams):
+            # the other calls' pool is never drained by them.
+            blocking = cast(Any, Redis).from_url(url, max_connections=FOLLOWERS, **timeouts)
+            url = cast(Any, Redis).from_url(url, **timeouts)
         self._client: Any = url
+        self._blocking: Any = blocking
         self._listener: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
-        self.events = RedisEvents(self._client, prefix, self.tag, self.outage, alive_s=alive_s)
+        #: A follower's wait for the next event: well within the socket timeout.
+        block_s = min(BLOCK_S, socket_timeout / 2)
+        self.events = RedisEvents(
+            self._client,
+            prefix,
+            self.tag,
+            self.outage,
+            alive_s=alive_s,
+            block_s=block_s,
+            blocking=blocking,
+        )
 
     # -- records ----------------------------------------------------------------------------
 
@@ -213,6 +230,9 @@ class RedisSessions:
         if self._owns_client:
             with contextlib.suppress(redis_errors.RedisError, OSError):
                 await self._client.aclose()
+            if self._blocking is not None:
+                with contextlib.suppress(redis_errors.RedisError, OSError):
+                    await self._blocking.aclose()
 
 
 def _seconds(idle_s: float) -> int:

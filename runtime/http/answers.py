@@ -144,6 +144,8 @@ class Answers:
             if first is None:
                 return False
             number, data, _, status = first
+            if first is QUIET:  # numbered now: a frame put while the stream starts follows
+                number = stream.counter + 1
             if first is not QUIET and stream.complete and not keep_open:
                 if legacy is not None:
                     settled = True
@@ -156,8 +158,6 @@ class Answers:
             if legacy is not None and legacy.recording is not None:
                 await legacy.recording(stream)  # (shared: any process resumes it)
             await start_sse(send, extra)
-            if first is QUIET:
-                number = stream.counter + 1
             if legacy is not None and polls(legacy):
                 primer = stream.event_id(number - 1)
                 await sse_event(send, b"", primer, retry=self.sse_retry_ms)

@@ -148,7 +148,7 @@ class LegacyEndpoint:
         shared = self.shared
         assert shared is not None
         events, limits = shared.events, self.limits
-        legacy.stream_prefix = shared.tag
+        legacy.stream_prefix = f"{shared.tag}v{secrets.token_hex(3)}"  # (this view's own)
 
         async def elsewhere(data: bytes) -> None:
             await events.post(session_id, data, limits)
@@ -391,7 +391,7 @@ class LegacyEndpoint:
                     await _unresumable(name, legacy.dropped.get(name, ()), send)
                     return
             after = last[len(OUTBOX) :] if last is not None and last.startswith(OUTBOX) else None
-            if after is None or not OUTBOX_ID.fullmatch(after):  # none, or garbage: from now
+            if after is None or not _outbox_id(after):  # none, or garbage: from now
                 after = await shared.events.head(session_id)
         except SessionStoreUnavailable as exc:
             await refuse(send, 503, f"Service Unavailable: {exc}; retry later")
@@ -410,7 +410,7 @@ class LegacyEndpoint:
         try:
             written = time.monotonic()
             async for number, data in replay:
-                if gone.done():
+                if gone.done() or self.draining:
                     break
                 if number >= 0:
                     await sse_event(send, data, f"{name}.{number}" if number else None)
@@ -420,6 +420,8 @@ class LegacyEndpoint:
         finally:
             client.stop()
             await replay.aclose()
+        if self.draining:  # resume (elsewhere) soon
+            await sse_event(send, b"", None, retry=self.answers.sse_retry_ms)
         await end_body(send)
 
     async def _followed(
@@ -528,6 +530,13 @@ class LegacyEndpoint:
         if legacy is None:
             await refuse(send, 404, "Session not found")
         return legacy
+
+
+def _outbox_id(text: str) -> bool:
+    """Whether ``text`` is an outbox id as the store makes them (two 64-bit numbers)."""
+    if not OUTBOX_ID.fullmatch(text):
+        return False
+    return all(int(part) < 1 << 64 for part in text.split("-"))
 
 
 async def _kept_alive(send: Send, sent: bool, written: float, limits: Limits) -> float:

@@ -11,8 +11,9 @@ serves on meanwhile; only then does it drain and the server stop accepting. With
 request the balancer sent as the worker closed is lost unanswered. ``SIGINT`` (Ctrl-C)
 never waits.
 
-Only a handler the server set in Python is chained (signals are the main thread's); with
-none, nothing changes."""
+Only a handler the server set in Python with ``signal.signal`` is chained (signals are the
+main thread's): with Python's default, or a server that handles signals on its loop
+(``add_signal_handler``), nothing changes."""
 
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def drain_on_stop(
     chained: dict[int, Any] = {}
     for number in STOP_SIGNALS:
         previous = signal.getsignal(number)
-        if not callable(previous):
-            continue  # nobody catches it: the process just ends
+        if not callable(previous) or not _servers(previous):
+            continue  # no server's Python handler: nothing to put the draining in front of
 
         def handler(sig: int, frame: FrameType | None, previous: Any = previous) -> None:
             loop.call_soon_threadsafe(arrived, sig, previous)
@@ -72,6 +73,15 @@ def drain_on_stop(
                 signal.signal(number, previous)
 
     return restore
+
+
+def _servers(handler: Any) -> bool:
+    """Whether ``handler`` is a server's own: not Python's default (KeyboardInterrupt),
+    nor asyncio's stand-in for a handler it runs from the loop (``add_signal_handler``,
+    which would stop the server before the draining, whatever is chained here)."""
+    if handler is signal.default_int_handler:
+        return False
+    return getattr(handler, "__name__", "") != "_sighandler_noop"
 
 
 __all__ = ["STOP_SIGNALS", "drain_on_stop"]

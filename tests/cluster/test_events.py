@@ -3,8 +3,10 @@ replays exactly what came after the client's last event and then follows it live
 answers; answers survive the log's trimming; a stream whose process died ends with one
 error per unanswered request; a session keeps only its newest streams; the outbox is
 followed by one GET stream at a time; an announcement reaches each session it concerns
-once; Redis away, writes are logged and dropped while reads raise, and both work again
-once it is back; garbage in the store is an answer, never a crash."""
+once; a stream whose session ended ends too; however many streams are followed, the
+other calls never wait for a connection; Redis away, writes are logged and dropped while
+reads raise, and both work again once it is back; garbage in the store is an answer,
+never a crash."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 import msgspec
 import pytest
 
-from mcpgen.runtime.cluster.events import STOPPED
+from mcpgen.runtime.cluster.events import GONE, STOPPED
 from mcpgen.runtime.cluster.sessions import RedisSessions
 from mcpgen.runtime.core.jsonrpc import RequestId
 from mcpgen.runtime.core.limits import Limits
@@ -65,6 +67,7 @@ def test_a_resumed_stream_replays_what_was_missed_then_follows_it_to_its_answers
         events = sessions.events
         await sessions.start(lambda *_: asyncio.sleep(0))
         try:
+            await sessions.create("S1", SessionRecord(version="2025-11-25"), 60, 100)
             stream = f"{sessions.tag}s1"
             sent = [(1, event(1), False), (2, event(2), False)]
             await events.opened("S1", stream, [7, 8], sent, LIMITS)
@@ -118,6 +121,7 @@ def test_a_stream_whose_process_died_ends_with_an_error_for_each_unanswered_requ
     async def scenario() -> list[tuple[int, bytes]]:
         dying = await shared(redis, alive_s=0.6)
         await dying.start(lambda *_: asyncio.sleep(0))
+        await dying.create("S3", SessionRecord(version="2025-11-25"), 60, 100)
         stream = f"{dying.tag}s1"
         await dying.events.opened("S3", stream, [1, 2, 3], [(1, event(1), False)], LIMITS)
         await dying.events.record("S3", stream, 2, answer(2), True, LIMITS)
@@ -252,6 +256,67 @@ def test_with_redis_away_writes_are_dropped_reads_raise_and_both_work_once_it_is
             await sessions.events.post("S8", event(2), LIMITS)
             assert await sessions.events.head("S8") != "0-0"
             assert sessions.outage.since is None
+        finally:
+            await sessions.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_followed_stream_whose_session_ended_ends_with_an_error_for_what_is_left(
+    redis: RedisServer,
+) -> None:
+    async def scenario() -> list[tuple[int, bytes]]:
+        sessions = await shared(redis)
+        await sessions.start(lambda *_: asyncio.sleep(0))
+        try:
+            await sessions.create("S9", SessionRecord(version="2025-11-25"), 60, 100)
+            stream = f"{sessions.tag}s1"
+            await sessions.events.opened("S9", stream, [4], [(1, event(1), False)], LIMITS)
+            got: list[tuple[int, bytes]] = []
+
+            async def follow() -> None:
+                async for item in sessions.events.follow("S9", stream, 0, [4]):
+                    if item[0] >= 0:
+                        got.append(item)
+
+            follower = asyncio.create_task(follow())
+            await asyncio.sleep(0.3)
+            await sessions.delete("S9")  # ended (a DELETE, the cap) while followed
+            await asyncio.wait_for(follower, 5)
+            return got
+        finally:
+            await sessions.close()
+
+    got = asyncio.run(scenario())
+    assert [n for n, _ in got] == [1, 0]
+    error = msgspec.json.decode(got[1][1])
+    assert error["id"] == 4 and error["error"]["message"] == GONE
+
+
+def test_many_followed_streams_never_keep_the_other_calls_from_a_connection(
+    redis: RedisServer,
+) -> None:
+    """150 GET streams' followers, each blocked on Redis: records are still read and
+    written at once, and the store is not taken for down."""
+
+    async def scenario() -> None:
+        sessions = await shared(redis)
+        try:
+            await sessions.create("S10", SessionRecord(version="2025-11-25"), 60, 1000)
+
+            async def follow(n: int) -> None:
+                async for _ in sessions.events.outbox(f"F{n}", "0-0", LIMITS):
+                    pass
+
+            followers = [asyncio.create_task(follow(n)) for n in range(150)]
+            await asyncio.sleep(0.5)  # each blocked in its read
+            assert await asyncio.wait_for(sessions.touch("S10", 60), 2)
+            await asyncio.wait_for(sessions.events.post("S10", event(1), LIMITS), 2)
+            assert await sessions.events.head("S10") != "0-0"
+            assert sessions.outage.since is None
+            for task in followers:
+                task.cancel()
+            await asyncio.gather(*followers, return_exceptions=True)
         finally:
             await sessions.close()
 

@@ -523,6 +523,7 @@ def test_a_get_stream_lost_on_one_process_is_resumed_on_the_other_every_message_
     "last",
     [
         "g.garbage",
+        "g.99999999999999999999-0",
         "g.",
         "g.1-2-3",
         "g." + "9" * 40,
