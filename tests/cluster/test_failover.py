@@ -16,7 +16,8 @@ import pytest
 
 from mcpgen.runtime.cluster.events import STOPPED
 from support.checkout import ROOT
-from support.http_endpoint import Endpoint, Event, Legacy, open_session, request, sse
+from support.http_endpoint import Endpoint, Event, Legacy, data_events, open_session
+from support.http_endpoint import request, sse
 from support.workers import Workers, workers
 
 pytestmark = pytest.mark.slow
@@ -32,17 +33,6 @@ def cluster(tmp_path: Any) -> Iterator[Workers]:
 def through(port: int, session: Legacy) -> Legacy:
     """The same session, spoken to at the worker on ``port``."""
     return Legacy(Endpoint(port), session.version, session.session_id, None)
-
-
-def data_events(events: Iterator[Event], count: int | None = None) -> list[Event]:
-    """Events with data, as they come (priming events skipped); ``count``: that many."""
-    got: list[Event] = []
-    for event in events:
-        if event.data:
-            got.append(event)
-            if count is not None and len(got) == count:
-                break
-    return got
 
 
 def read_on(response_events: Iterator[Event], into: list[Event]) -> None:

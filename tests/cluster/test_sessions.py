@@ -25,6 +25,7 @@ from mcpgen.generated.v2025_11_25 import types as t
 from mcpgen.runtime import App
 from mcpgen.runtime.cluster import RedisBus, RedisSessions
 from mcpgen.runtime.http.endpoint import McpHttpApp
+from support.http_endpoint import data_events, sse
 from support.http_servers import ThreadedUvicorn
 from support.redis_server import RedisServer
 
@@ -427,18 +428,7 @@ def test_garbage_in_a_shared_session_is_refused_and_the_session_goes_on(
 def events_of(stream: httpx.Response, until: int | None = None) -> list[tuple[str | None, Any]]:
     """The (SSE id, JSON-RPC message) events of a stream as they come, priming events
     skipped; ``until``: stop after that many."""
-    got: list[tuple[str | None, Any]] = []
-    event_id: str | None = None
-    for line in stream.iter_lines():
-        if line.startswith("id:"):
-            event_id = line[3:].strip()
-        elif line.startswith("data:"):
-            if line[5:].strip():
-                got.append((event_id, json.loads(line[5:])))
-                if until is not None and len(got) >= until:
-                    break
-            event_id = None
-    return got
+    return [(e.id, e.message()) for e in data_events(sse(stream), until)]
 
 
 def test_a_stream_lost_on_one_process_is_resumed_on_the_other_every_event_once(

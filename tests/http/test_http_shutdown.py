@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from support.checkout import ROOT
+from support.http_endpoint import Endpoint, open_session
 from support.node_tools import wait_listening
 from support.processes import free_port, stop
 
@@ -108,7 +109,6 @@ def test_with_a_stop_delay_sigterm_fails_readiness_at_once_and_serves_on_until_i
     503 ``stopping`` while calls are still answered; after the delay the process stops
     accepting and exits."""
     port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
     env = {**os.environ, "MCPGEN_STOP_DELAY": "2"}
     command = [sys.executable, *RUNNERS["uvicorn"], str(port)]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
@@ -120,18 +120,8 @@ def test_with_a_stop_delay_sigterm_fails_readiness_at_once_and_serves_on_until_i
         time.sleep(0.3)
         ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
         assert ready.status_code == 503 and ready.json() == {"status": "stopping"}
-        sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        hello = {
-            "protocolVersion": VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        served = httpx.post(
-            url,
-            headers=sent,
-            json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
-        )
-        assert served.status_code == 200, served.text
+        session = open_session(Endpoint(port), VERSION)  # (asserts it is served)
+        assert session.session_id
         server.wait(20)
         assert time.monotonic() - stopped_at >= 2.0
     finally:

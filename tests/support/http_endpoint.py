@@ -164,6 +164,18 @@ def sse(response: httpx.Response) -> Iterator[Event]:
             fields[name] = value
 
 
+def data_events(events: Iterator[Event], count: int | None = None) -> list[Event]:
+    """Events with data, as they come (priming events and comments skipped); ``count``:
+    stop after that many."""
+    got: list[Event] = []
+    for event in events:
+        if event.data:
+            got.append(event)
+            if count is not None and len(got) == count:
+                break
+    return got
+
+
 def until_response(events: Iterator[Event], request_id: Any) -> tuple[list[Any], Any]:
     """Read ``events`` up to the response to ``request_id``: (messages before, response)."""
     before: list[Any] = []
