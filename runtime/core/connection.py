@@ -341,10 +341,12 @@ class Connection:
         if version.extensions and not version.opted_in(self.peer, m.method, self.peer_capabilities):
             return []  # an extension's, the peer did not opt in: dropped as any not served
         local = self.local.types_of(self.peer, m.method) or spec
+        tag = modern.subscription_of(m.params) if version.rules.stateless else None
         try:
-            return [IncomingNotification(local, self.incoming(m.params, spec, local, version))]
+            params = self.incoming(m.params, spec, local, version)
         except McpError:
             return []
+        return [IncomingNotification(local, params, tag)]
 
     def _on_response(self, m: jsonrpc.Response) -> list[Event]:
         pending = self._pending.pop(m.id, None)
@@ -484,6 +486,17 @@ class Connection:
         if extra_meta:
             params = stamped(params, dict(extra_meta))
         return request_id, jsonrpc.encode_request(request_id, method, params)
+
+    def decode_result(self, method: str, raw: msgspec.Raw, result: Any = None) -> Any:
+        """A result of ``method`` the peer sent earlier (e.g. kept in a cache), decoded as
+        its answer would be now: the method's result type, or ``result``."""
+        version = self.version
+        spec = version.spec(self.role, method) if version is not None else None
+        if version is None or spec is None:
+            raise McpError(INVALID_REQUEST, f"cannot decode a result of {method}: not connected")
+        local = self.local.types_of(self.role, method) or spec
+        types = (spec.result, local.result) if result in (None, local.result) else (None, result)
+        return p.decoded(raw, p.Pending(method, *types), version, self.local)
 
     def pending(self) -> list[RequestId]:  # sent, and not answered, forgotten or failed yet
         return list(self._pending)

@@ -98,6 +98,8 @@ class Listen(msgspec.Struct, frozen=True):
 class IncomingNotification(msgspec.Struct, frozen=True):
     spec: MethodSpec
     params: Any
+    #: The 2026-07-28 listen stream it came on (a modern client's; None otherwise).
+    subscription: RequestId | None = None
 
 
 #: The notification that cancels a request (over 2026-07-28 HTTP: closing its stream).

@@ -105,6 +105,22 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     #: one request before it gives up with -32600; a server that keeps asking cannot keep
     #: the client's request going forever.
     max_input_rounds: int = 8
+    #: Pages a client reads of one list (``ClientSession.pages``, ``list_all``): a server
+    #: whose cursors never end, or come round again, cannot keep it reading. Beyond it:
+    #: ``PaginationError`` naming this limit.
+    max_pages: int = 1000
+    #: Items a client gathers from the pages of one list (``ClientSession.list_all``);
+    #: beyond it: ``PaginationError`` naming this limit, and nothing gathered is kept.
+    max_list_items: int = 100_000
+    #: Results a client's response cache holds (``runtime.client.cache``, memory store);
+    #: beyond it the least recently used is dropped.
+    cache_entries: int = 1024
+    #: Longest a client keeps a result fresh, in seconds, whatever its ``ttlMs`` says.
+    max_cache_ttl: float = 3600.0
+    #: Distinct changes one ``ClientSession.listen`` holds before its reader takes them
+    #: (repeats of one change are held once); beyond it the resource updates collapse
+    #: into one "re-read every subscribed resource".
+    listen_backlog: int = 1024
 
     def __post_init__(self) -> None:
         for name in self.__struct_fields__:

@@ -73,6 +73,29 @@ def probe(params: msgspec.Raw | None) -> _Probe | None:
         return None
 
 
+class _ListenMeta(msgspec.Struct):
+    subscription: int | str | None = msgspec.field(default=None, name=SUBSCRIPTION_ID)
+
+
+class _ListenTag(msgspec.Struct):
+    meta: _ListenMeta | None = msgspec.field(default=None, name="_meta")
+
+
+_listen_tag = msgspec.json.Decoder(_ListenTag)
+
+
+def subscription_of(params: msgspec.Raw | None) -> int | str | None:
+    """The listen stream a notification (or a listen result) belongs to: its
+    ``_meta.subscriptionId``, or None (none, or params that do not parse)."""
+    if params is None or SUBSCRIPTION_ID.encode() not in bytes(params):
+        return None
+    try:
+        meta = _listen_tag.decode(params).meta
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return meta.subscription if meta is not None else None
+
+
 #: The per-request ``_meta`` keys every modern request carries (-32602 without one), and
 #: the :class:`RequestMeta` field of each.
 REQUIRED_META = {PROTOCOL_VERSION: "protocol_version", CLIENT_CAPABILITIES: "client_capabilities"}
