@@ -1,8 +1,11 @@
 """The client: ``ClientSession`` speaks to a server of either era and gives the
 generated typed ``Client`` (``session``), renewing a session a legacy server lost
-(``recovery``); connecting over stdio or a URL (``transports``), the Streamable HTTP client transport (``http``), a client in the same
-event loop as its server (``in_memory``), and tasks followed from the requester's side
-(``tasks``). ``auth`` is the OAuth 2.1 client.
+(``recovery``); connecting over stdio or a URL (``transports``), the Streamable HTTP
+client transport (``http``), a client in the same event loop as its server
+(``in_memory``), and tasks followed from the requester's side (``tasks``). What the
+server says changed (``listen``), every page of a list (``pages``), results kept as long
+as the server allows (``cache``) and each server's era kept for the next connection
+(``eras``). ``auth`` is the OAuth 2.1 client.
 
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 """
@@ -11,6 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.limits import CLIENT as CLIENT_LIMITS
 from ..core.limits import Limits
+from .cache import CacheStore, MemoryStore, ResponseCache
+from .eras import EraStore, FileEras, MemoryEras
+from .listen import Change, ListenEnded, Listener
+from .pages import PaginationError
 from .recovery import SAFE_TO_RETRY, Recovery, Restart, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
@@ -56,14 +63,24 @@ __all__ = [
     "AuthorizationError",
     "BrowserAuthorizer",
     "CLIENT_LIMITS",
+    "CacheStore",
+    "Change",
     "ClientCredentials",
     "ClientSession",
+    "EraStore",
+    "FileEras",
     "HeadlessAuthorizer",
     "Limits",
+    "ListenEnded",
+    "Listener",
+    "MemoryEras",
+    "MemoryStore",
     "MemoryTokenStore",
     "Mode",
     "OAuth",
+    "PaginationError",
     "Recovery",
+    "ResponseCache",
     "Restart",
     "SAFE_TO_RETRY",
     "SessionLost",

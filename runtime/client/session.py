@@ -13,8 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -48,6 +47,10 @@ from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.receiver import ClientTasks, tied
 from ..tasks.engine import Tasks
 from .recovery import Recovery, Restart, SessionLost, SessionRenewed
+from . import pages as pg
+from .cache import CACHEABLE, STALE_AFTER, ResponseCache
+from .eras import ERAS, EraStore, Known, learned
+from .listen import ACKNOWLEDGED, NOTIFIED, Listener, wanted_filter
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
@@ -56,34 +59,14 @@ Mode = Literal["auto", "legacy", "modern"]
 SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
 
 
-class KnownEras:
-    """The era each server was last found to speak, by its URL or command line: the
-    ``limit`` most recently connected to are kept, the least recent forgotten first."""
+@dataclass
+class _Keep:
+    """A request whose result goes to ``cache``: its generation when sent, and the type
+    the caller wants it as."""
 
-    def __init__(self, limit: int = 256) -> None:
-        if limit < 1:
-            raise ValueError(f"limit must be positive, got {limit}")
-        self.limit = limit
-        self._eras: OrderedDict[str, str] = OrderedDict()
-
-    def get(self, server: str) -> str | None:
-        return self._eras.get(server)
-
-    def remember(self, server: str, era: str) -> None:
-        self._eras[server] = era
-        self._eras.move_to_end(server)
-        while len(self._eras) > self.limit:
-            self._eras.popitem(last=False)
-
-    def forget(self, server: str) -> None:
-        self._eras.pop(server, None)
-
-    def as_dict(self) -> dict[str, str]:
-        return dict(self._eras)
-
-
-#: What every ``ClientSession`` not given ``known_eras`` shares.
-KNOWN_ERAS = KnownEras()
+    cache: ResponseCache
+    generation: int
+    result: Any
 
 
 @dataclass
@@ -109,6 +92,11 @@ class ClientSession:
     ``recovery`` says what follows when a legacy HTTP server loses the session: always a
     new ``initialize``, then the failed request again if its method is safe to repeat
     (``runtime.client.recovery``).
+    ``cache`` keeps what a 2026-07-28 server says may be kept (``ttlMs``, ``cacheScope``;
+    ``runtime.client.cache``): True, a memory cache of this session's own; a
+    ``ResponseCache`` (on a store shared by several sessions, under an identity); False:
+    nothing. ``eras`` is where the era found for a server is kept (``runtime.client.eras``;
+    default: the process's memory).
     """
 
     def __init__(
@@ -127,6 +115,8 @@ class ClientSession:
         task_polling: tc.TaskPolling | None = None,
         recovery: Recovery | None = None,
         telemetry: Any = None,
+        cache: ResponseCache | bool = True,
+        eras: EraStore | None = None,
     ) -> None:
         self.binding = binding
         #: Traces each request (``runtime.server.telemetry.Telemetry``: a CLIENT span whose
@@ -153,8 +143,28 @@ class ClientSession:
             self.extension_handlers.update(self.receiver.handlers())
         self.task_polling = task_polling or tc.TaskPolling()
         self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
-        #: Where the era found for a ``server_key`` is remembered (shared by default).
-        self.known_eras = KNOWN_ERAS
+        #: Where the era found for a ``server_key`` is kept (the process's, by default).
+        self.eras: EraStore = eras if eras is not None else ERAS
+        #: Results kept for as long as the server says (None: none kept).
+        self.cache: ResponseCache | None = (
+            cache
+            if isinstance(cache, ResponseCache)
+            else ResponseCache(limits=limits) if cache else None
+        )
+        #: Who the server is, for what is kept of it (``connect(server_key=...)``; else
+        #: this session alone).
+        self.server_key = f"session-{id(self):x}"
+        #: The 2026-07-28 connection was opened from a kept ``server/discover`` result
+        #: (``_discovered``: the result it was opened with, or found).
+        self._adopted = False
+        self._discovered: dict[str, Any] | None = None
+        self._probe_timeout = 5.0
+        #: Open listens: the modern ones by the request id of their stream; legacy ones.
+        self._streams: dict[Any, Listener] = {}
+        self._listeners: list[Listener] = []
+        #: URIs held subscribed by listens (legacy), and by how many.
+        self._held: dict[str, int] = {}
+        self._closing = False
         self._connection_args: dict[str, Any] = {
             "role": "client",
             "versions": self.versions,
@@ -215,7 +225,10 @@ class ClientSession:
         """
         detect = mode == "auto"
         self._handshake_timeout = timeout
-        if detect and server_key is not None and self.known_eras.get(server_key) == "legacy":
+        if server_key is not None:
+            self.server_key = server_key
+        known = self.eras.get(server_key) if detect and server_key is not None else None
+        if known is not None and known.era == "legacy":
             mode = "legacy"
         self.transport = transport
         self.session = Session(self.conn, transport, self._dispatch, self._on_notification)
@@ -225,21 +238,49 @@ class ClientSession:
             transport.param_headers = self.tools.headers  # type: ignore[attr-defined]
         try:
             modern_versions = self.versions.of_era("modern")
-            found = None
-            if mode != "legacy" and modern_versions:
+            found = self._adopt(known) if known is not None else None
+            self._probe_timeout = probe_timeout
+            if found is None and mode != "legacy" and modern_versions:
                 found = await self._discover(
                     modern_versions, strict=mode == "modern", timeout=probe_timeout
                 )
             if found is None:
                 found = await self._initialize(timeout)
-            if detect and server_key is not None:
-                self.known_eras.remember(server_key, self.era)
+            if detect and server_key is not None and not self._adopted:
+                kept = learned(self.era, found, self._discovered, self.eras.max_age)
+                self.eras.remember(server_key, kept)
             return found
         except BaseException:
             if detect and server_key is not None:
-                self.known_eras.forget(server_key)
+                self.eras.forget(server_key)
             await self.close()
             raise
+
+    def _adopt(self, known: Known) -> str | None:
+        """Open a 2026-07-28 connection from a kept, fresh ``server/discover`` result,
+        without asking again: its version, or None (none kept, or not one offered)."""
+        discovered = known.fresh_discovery(time.time())
+        if known.era != "modern" or discovered is None:
+            return None
+        if known.version not in self.versions.of_era("modern"):
+            return None
+        self.conn.discovered(self.versions[known.version], discovered)
+        self._discovered, self._adopted = discovered, True
+        return known.version
+
+    async def _rediscover(self, refusal: McpError) -> None:
+        """The server refused the version a kept ``server/discover`` result named: forget
+        it and ask the server again (or fail with its refusal)."""
+        self._adopted = False
+        self.eras.forget(self.server_key)
+        found = await self._discover(
+            self.versions.of_era("modern"), strict=False, timeout=self._probe_timeout
+        )
+        if found is None:
+            raise refusal
+        self.eras.remember(
+            self.server_key, learned("modern", found, self._discovered, self.eras.max_age)
+        )
 
     async def _discover(self, offered: Sequence[str], strict: bool, timeout: float) -> str | None:
         """Probe with ``server/discover``; the version on success, None to fall back."""
@@ -276,6 +317,7 @@ class ClientSession:
                     )
                 break
             self.conn.discovered(self.versions[common[-1]], plain)
+            self._discovered = plain
             return common[-1]
         self.conn.version = None
         return None
@@ -337,11 +379,18 @@ class ClientSession:
             base = dict(capabilities) if capabilities is not None else self.conn.capabilities
             options["capabilities"] = declare(base, opt_in)
         followed = task_result is None  # a task the server makes is followed to its end
+        keep = None
+        if self.cache is not None and method in CACHEABLE and self.era == "modern":
+            kept = await self.cache.lookup(self.server_key, method, params)
+            if kept is not None:
+                return self.conn.decode_result(method, msgspec.Raw(kept), result)
+            keep = _Keep(self.cache, self.cache.generation(self.server_key, method), result)
+            options["result"] = msgspec.Raw  # kept as sent, decoded below
         if self.telemetry is not None:
             with self.telemetry.client_span(method, params) as carrier:
                 options["extra_meta"] = carrier
-                return await self._requested(method, params, progress, options, followed)
-        return await self._requested(method, params, progress, options, followed)
+                return await self._requested(method, params, progress, options, followed, keep)
+        return await self._requested(method, params, progress, options, followed, keep)
 
     async def _requested(
         self,
@@ -350,9 +399,10 @@ class ClientSession:
         progress: ProgressCallback | None,
         options: dict[str, Any],
         followed: bool,
+        keep: _Keep | None = None,
     ) -> Any:
         """:meth:`request`'s work: the request, its input rounds and (``followed``) the
-        task it became."""
+        task it became; the result kept, when ``keep`` says so and the server allows."""
         refreshed = False
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):
@@ -367,6 +417,11 @@ class ClientSession:
                 await self._relist_tools()
                 answer = await self._sent(method, params, progress, options)
             if not isinstance(answer, c.InputRequiredAnswer):
+                if keep is not None:
+                    raw = answer
+                    answer = self.conn.decode_result(method, raw, keep.result)
+                    if not answered:  # the answers to input rounds are not kept
+                        await keep.cache.keep(self.server_key, method, params, raw, keep.generation)
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
                 elif method in (SUBSCRIBE, UNSUBSCRIBE):
@@ -389,7 +444,10 @@ class ClientSession:
                 await self._renew()
             try:
                 answer = await self.session.request(method, params, progress=progress, **options)
-            except McpError:
+            except McpError as exc:
+                if self._adopted and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    await self._rediscover(exc)
+                    continue
                 if self._losses() == lost:
                     raise
                 await self._renew()
@@ -430,8 +488,9 @@ class ClientSession:
             await self.connect(
                 transport, "modern" if era == "modern" else "legacy", self._handshake_timeout
             )
-            for uri in self._subscribed:
+            for uri in self._wanted_uris():
                 await self.session.request(SUBSCRIBE, {"uri": uri})
+            self._renewed()
             return True
 
     def _note_subscription(self, method: str, params: Any) -> None:
@@ -466,8 +525,9 @@ class ClientSession:
                 version = await self._initialize(self._handshake_timeout)
             else:  # the 2026-07-28 revision keeps nothing in a session
                 version = self.protocol_version
-            for uri in self._subscribed:
+            for uri in self._wanted_uris():
                 await self.session.request(SUBSCRIBE, {"uri": uri})
+            self._renewed()
             self.renewals += 1
             log.info("session %s was lost; a new one is initialized (%s)", lost, version)
             event = SessionRenewed(lost, version, tuple(self._subscribed), self.renewals)
@@ -611,8 +671,13 @@ class ClientSession:
         return self._handler_of(call.event)(call.params, call.context)
 
     async def _on_notification(self, event: c.IncomingNotification) -> None:
-        if event.spec.name == "notifications/tasks/status":
+        name = event.spec.name
+        if name == "notifications/tasks/status":
             self.task_watch.seen(event.params)
+        elif name in NOTIFIED or name == ACKNOWLEDGED:
+            self._heard(event)  # first, before any await: in the order they came
+            if name in STALE_AFTER and self.cache is not None:
+                await self.cache.stale(self.server_key, name)
         registered = self.extension_handlers.get(event.spec.handler)
         if registered is not None:
             await registered(event.params)
@@ -621,7 +686,110 @@ class ClientSession:
         if hook is not None and implemented(self.handlers, event.spec.handler):
             await hook(event.params)
 
+    # -- listening ---------------------------------------------------------------------------
+
+    def listen(
+        self,
+        *,
+        tools: bool | None = None,
+        prompts: bool | None = None,
+        resources: bool | None = None,
+        uris: Iterable[str] = (),
+    ) -> Listener:
+        """What the server says changed (``runtime.client.listen``), in either era:
+        ``async with session.listen(uris=[...]) as changes: async for change in changes``.
+        Each list is asked for when True, and by default when the server announces its
+        changes; ``uris`` are the resources whose updates are wanted."""
+        if self.session is None:
+            raise RuntimeError("not connected")
+        wanted = wanted_filter(self.server_capabilities, tools, prompts, resources, uris)
+        limits = self.conn.limits
+        listener = Listener(self, wanted, limits.listen_backlog, limits.request_timeout)
+        self._listeners.append(listener)
+        return listener
+
+    def _heard(self, event: c.IncomingNotification) -> None:
+        """Hand a change notification (or a listen's acknowledgement) to the listens it is for."""
+        if event.subscription is not None:  # on a 2026-07-28 listen stream
+            listener = next((x for x in self._listeners if x.stream == event.subscription), None)
+            if listener is None:
+                return
+            if event.spec.name == ACKNOWLEDGED:
+                listener.acknowledged(event.params)
+            else:
+                listener.notified(event.spec.name, event.params)
+            return
+        if self.era == "legacy":
+            for listener in self._listeners:
+                listener.notified(event.spec.name, event.params)
+
+    def forget_listener(self, listener: Listener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    async def hold(self, uris: Iterable[str]) -> None:
+        """Subscribe (legacy) to ``uris`` for a listen, unless already subscribed."""
+        for uri in uris:
+            held = self._held.get(uri, 0)
+            self._held[uri] = held + 1
+            if not held and uri not in self._subscribed:
+                try:
+                    await self._sent(SUBSCRIBE, {"uri": uri}, None, {})
+                except BaseException:
+                    await self.release([uri])
+                    raise
+
+    async def release(self, uris: Iterable[str]) -> None:
+        """A listen no longer wants ``uris``: unsubscribe from those nothing else wants."""
+        for uri in uris:
+            held = self._held.pop(uri, 0)
+            if held > 1:
+                self._held[uri] = held - 1
+            elif held == 1 and uri not in self._subscribed and not self._closing:
+                with contextlib.suppress(McpError, ConnectionClosed):
+                    await self._sent(UNSUBSCRIBE, {"uri": uri}, None, {})
+
+    async def reopened(self) -> bool:
+        """A listen's stream was cut: True when the connection is (again) usable."""
+        if self._closing:
+            return False
+        if self.session is not None and not self.session.closed:
+            return True
+        return await self._restarted()
+
+    def _wanted_uris(self) -> list[str]:
+        """What to subscribe to again on a new session: the caller's and the listens'."""
+        return [*self._subscribed, *(u for u in self._held if u not in self._subscribed)]
+
+    def _renewed(self) -> None:
+        """A new session replaced a lost one: what the listens carry may have changed."""
+        for listener in self._listeners:
+            if self.era == "legacy":
+                listener.missed()
+
+    # -- lists --------------------------------------------------------------------------------
+
+    def pages(self, method: str, params: Any = None, result: Any = None) -> AsyncIterator[Any]:
+        """Each page of ``method``'s list (``tools/list``, ...), following the server's
+        cursors (``runtime.client.pages``; ``Limits.max_pages``)."""
+
+        async def fetch(name: str, asked: Any) -> Any:
+            return await self.request(name, asked, result)
+
+        return pg.pages(fetch, method, params, self.conn.limits)
+
+    async def list_all(self, method: str, params: Any = None, result: Any = None) -> list[Any]:
+        """Every item of ``method``'s list, from all its pages (``Limits.max_list_items``)."""
+
+        async def fetch(name: str, asked: Any) -> Any:
+            return await self.request(name, asked, result)
+
+        return await pg.gather(fetch, method, params, self.conn.limits)
+
     async def close(self) -> None:
+        self._closing = True
+        for listener in list(self._listeners):
+            await listener.close()
         if self.receiver is not None:
             await self.receiver.tasks.close()
         if self.session is not None:

@@ -183,6 +183,9 @@ class Link:
         handlers = relaying_handlers(client_handlers, self, self.capabilities)()
         if self.capabilities is not None:
             options["capabilities"] = dict(self.capabilities)
+        # Nothing kept here: one connection serves several users, whose clients keep what
+        # the upstream's ttlMs and cacheScope (relayed) allow them.
+        options.setdefault("cache", False)
         try:
             self.session = await self._stack.enter_async_context(
                 self.upstream.open(self.binding, handlers, **options)

@@ -189,19 +189,3 @@ def test_errors_fail_their_request_and_late_or_stray_answers_are_dropped() -> No
     assert conn.forget(second) and not conn.forget(second)
     assert feed(conn, result(second, {"tools": []})) == []  # timed out, then answered
     assert feed(conn, result(99, {})) == [] and conn.pending() == []
-
-
-def test_the_eras_remembered_per_server_are_bounded_least_recent_first() -> None:
-    """A client remembers the era of at most ``limit`` servers: connecting to many
-    distinct URLs or commands cannot grow it without end."""
-    from mcpgen.runtime.client.session import KnownEras
-
-    eras = KnownEras(limit=3)
-    for n in range(5):
-        eras.remember(f"http://host-{n}/mcp", "legacy")
-    assert list(eras.as_dict()) == ["http://host-2/mcp", "http://host-3/mcp", "http://host-4/mcp"]
-    eras.remember("http://host-2/mcp", "modern")  # used again: now the most recent
-    eras.remember("http://host-5/mcp", "legacy")
-    assert eras.get("http://host-3/mcp") is None and eras.get("http://host-2/mcp") == "modern"
-    eras.forget("http://host-2/mcp")
-    assert eras.get("http://host-2/mcp") is None

@@ -850,7 +850,10 @@ async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.Monkey
 
     args = ["-m", "tests.peers.slow_server", "--versions", ",".join(HANDSHAKE_VERSIONS)]
     key = " ".join([sys.executable, *args])
-    monkeypatch.setattr(runtime_client, "KNOWN_ERAS", runtime_client.KnownEras())
+    from mcpgen.runtime.client.eras import Known, MemoryEras
+
+    eras = MemoryEras()
+    monkeypatch.setattr(runtime_client, "ERAS", eras)
     probes: list[str] = []
     real = runtime_client.ClientSession._discover
 
@@ -861,19 +864,22 @@ async def test_the_era_found_is_remembered_per_server(monkeypatch: pytest.Monkey
     monkeypatch.setattr(runtime_client.ClientSession, "_discover", counting)
     first = await detect_over_stdio(args)
     assert first[1] == "legacy" and probes == ["discover"]
-    assert runtime_client.KNOWN_ERAS.as_dict() == {key: "legacy"}
+    known = eras.get(key)
+    assert known is not None and known.era == "legacy" and len(eras) == 1
     second = await detect_over_stdio(args)
     assert second[1] == "legacy" and probes == ["discover"], "no second probe"
     with pytest.raises(Exception):
         with anyio.fail_after(TEST_TIMEOUT):
             async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
                 pass
-    runtime_client.KNOWN_ERAS.remember(f"{sys.executable} -c pass", "legacy")
+    eras.remember(
+        f"{sys.executable} -c pass", Known(era="legacy", version=LEGACY, until=time.time() + 60)
+    )
     with pytest.raises(Exception):
         with anyio.fail_after(TEST_TIMEOUT):
             async with stdio_client(Client, sys.executable, ["-c", "pass"], mode="auto"):
                 pass
-    assert runtime_client.KNOWN_ERAS.get(f"{sys.executable} -c pass") is None
+    assert eras.get(f"{sys.executable} -c pass") is None
 
 
 # -- 4. the SDK's HTTP+SSE client → our server -----------------------------------------------
