@@ -101,7 +101,7 @@ class FileEras:
     ) -> None:
         if limit < 1 or max_age <= 0:
             raise ValueError(f"limit and max_age must be positive, got {limit}, {max_age}")
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self.limit = limit
         self.max_age = max_age
 
