@@ -607,14 +607,19 @@ class ClientSession:
                 INVALID_REQUEST,
                 f"the server asked for {method!r}, which this client does not answer",
             )
-        refusal = refusal_when_asked(spec.name, member(ask, "params"), self.conn.capabilities)
+        asked: Any = member(ask, "params") or {}
+        refusal = refusal_when_asked(spec.name, asked, self.conn.capabilities)
         if refusal is not None:
             raise refusal
-        params = (
-            self.local.binding.types.convert(member(ask, "params") or {}, spec.params)
-            if spec.params
-            else None
-        )
+        plain = as_object(asked)
+        if (
+            spec.name == elicitation.METHOD
+            and plain is not None
+            and "url" == elicitation.mode_of(plain)
+        ):
+            # as the handler's version has it (2026-07-28 names none; 2025-11-25 needs one)
+            asked = elicitation.url_params_for(dict(plain), self.local)
+        params = self.local.binding.types.convert(asked, spec.params) if spec.params else None
         context = _InputContext(key, self.protocol_version)
         try:
             if self.middleware.items:

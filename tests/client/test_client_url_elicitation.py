@@ -24,7 +24,8 @@ import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import client as client25
-from mcpgen.runtime import McpError
+from mcpgen.generated.v2026_07_28 import server as stubs
+from mcpgen.runtime import App, McpError
 from mcpgen.runtime.aio.memory import memory_pair
 from mcpgen.runtime.client import ClientSession
 from mcpgen.runtime.core.errors import INVALID_PARAMS, UrlElicitationRequired
@@ -414,5 +415,28 @@ def test_a_minus_32042_with_garbage_data_raises_with_no_elicitations(data: Any) 
             assert raised.value.elicitations == []
             assert handlers.asked == []
             await still_usable(session, peer)
+
+    run(scenario())
+
+
+def test_a_2025_11_25_typed_client_answers_a_2026_url_input_request() -> None:
+    """2026-07-28 input requests name no URL elicitation; a handler typed against
+    2025-11-25 (whose params require a name) still gets its ``ElicitRequestURLParams``."""
+    app = App("modern-url", binding=stubs)
+
+    @app.tool
+    async def go(ctx: stubs.Context) -> str:
+        return (await ctx.elicit_url("Go there", URL)).action
+
+    async def scenario() -> None:
+        handlers = Handlers()
+        async with app.test_client(
+            client_class=client25.Client, handlers=handlers, capabilities=BOTH_MODES
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool(name="go")
+            assert msgspec.to_builtins(result)["content"][0]["text"] == "accept"
+        (params,) = handlers.asked
+        assert isinstance(params, t.ElicitRequestURLParams) and params.url == URL
 
     run(scenario())
