@@ -52,6 +52,8 @@ class StubsView:
     #: Annotations of the Context's typed properties, by role (``t.<name>`` where the
     #: schema has the role, a plain type where it does not).
     roles: dict[str, str]
+    #: The version has URL-mode elicitation (the Context gets ``elicit_url``).
+    url_elicitation: bool = False
 
 
 #: The roles the server Context types its properties with, and what stands in for each
@@ -125,8 +127,12 @@ def build_stubs(module: ir.Module, overrides: Overrides) -> StubsView:
             role: f"t.{module.role(role)}" if module.role(role) else fallback
             for role, fallback in CONTEXT_ROLES.items()
         },
+        url_elicitation=URL_ELICITATION in defs,
     )
 
+
+#: The definition whose presence gives the Context ``elicit_url``.
+URL_ELICITATION = "ElicitRequestURLParams"
 
 #: The param by which a request asks to run as a task, and what answers it then.
 TASK_FIELD, TASK_ANSWER = "task", "CreateTaskResult"

@@ -31,7 +31,11 @@ from ..core.errors import (
     ConnectionClosed,
     McpError,
     RequestTimeout,
+    UrlElicitationRequired,
 )
+from ..core import elicitation
+from ..core.capabilities import declares, refusal_to_ask
+from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
@@ -339,7 +343,10 @@ class Session:
             try:
                 if self.dispatch is None:
                     raise McpError(INTERNAL_ERROR, "no handlers")
-                result = await self.dispatch(event, scope)
+                try:
+                    result = await self.dispatch(event, scope)
+                except UrlElicitationRequired as exc:
+                    raise scope.url_elicitation_required(exc) from None
                 frame = self.conn.result(event.id, result, event.spec.name, version)
             except InputRequired:
                 frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
@@ -582,13 +589,69 @@ class RequestScope:
             )
         if key in inputs.answers:
             return self.typed_answer(method, key, inputs.answers[key], result)
-        self.require_for(method)
-        self.asked[key] = {
-            "method": method,
-            "params": to_builtins(params) if params is not None else {},
-        }
+        self.asked[key] = {"method": method, "params": self.prepared(method, params)}
         await asyncio.sleep(0)  # let sibling requests (asyncio.gather) register too
         raise InputRequired(key)
+
+    def prepared(self, method: str, params: Any) -> JSONObject:
+        """``params`` of an input request to this modern client, as plain JSON: refused
+        unless the client declared what ``method`` and the params need, a URL elicitation
+        in its version's form."""
+        self.require_for(method)
+        plain = as_object(to_builtins(params) if params is not None else {}) or {}
+        version = self.peer_version
+        if version is None:
+            return plain
+        refusal = refusal_to_ask(method, plain, self.client_capabilities, version)
+        if refusal is not None:
+            raise refusal
+        if method == elicitation.METHOD and elicitation.mode_of(plain) == "url":
+            plain = elicitation.url_params_for(plain, version)
+        return plain
+
+    async def elicitation_complete(self, elicitation_id: str) -> bool:
+        """Tell the client the interaction at the URL of elicitation ``elicitation_id``
+        ended (``notifications/elicitation/complete``). Only a 2025-11-25 client that
+        takes URL elicitations has the notification; for any other nothing is sent and
+        the answer is False. Usable after the request was answered (the session's stream
+        carries it then)."""
+        version = self.peer_version
+        if (
+            self.event.peer is not None
+            or version is None
+            or version.spec("server", elicitation.COMPLETE) is None
+            or not declares(self.client_capabilities, ("elicitation", "url"))
+        ):
+            return False
+        params = {"elicitationId": elicitation_id}
+        await self.session.notify(elicitation.COMPLETE, params, related=self.request_id)
+        return True
+
+    def url_elicitation_required(self, exc: UrlElicitationRequired) -> Exception:
+        """What a handler's ``UrlElicitationRequired`` answers this client: -32042 itself
+        for a 2025-11-25 client that takes URL elicitations; for a 2026-07-28 one, which
+        has no -32042, the same elicitations asked as input (``input_required``, where its
+        request may ask); for a client that cannot be sent to a URL, the refusal
+        (MissingRequiredClientCapability naming ``elicitation.url``)."""
+        version = self.peer_version
+        if version is None or not exc.elicitations:
+            return McpError(INTERNAL_ERROR, "URL elicitation required, of no URL or no client")
+        asking = {"mode": "url"}
+        refusal = refusal_to_ask(elicitation.METHOD, asking, self.client_capabilities, version)
+        if refusal is not None:
+            why = f"URL elicitation required: {refusal.message}"
+            return McpError(refusal.code, why, refusal.data)
+        if self.event.peer is None:  # legacy: 2025-11-25, the only version with -32042
+            return exc
+        if self.event.inputs is None:
+            name = self.event.spec.name
+            return McpError(INTERNAL_ERROR, f"{name} cannot ask the client for input")
+        key = ""
+        for asked in exc.elicitations:
+            key = self.next_key(elicitation.METHOD)
+            params = elicitation.url_params_for(dict(asked), version)
+            self.asked[key] = {"method": elicitation.METHOD, "params": params}
+        return InputRequired(key)
 
     def next_key(self, method: str) -> str:
         """A key for the next input request of this handler (unique within the request,

@@ -26,7 +26,7 @@ import asyncio
 import importlib
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Literal, TypeVar, overload
 
@@ -59,7 +59,8 @@ class App:
     ``server`` module (``mcpgen.generated.vX.server`` or a vendored one): the version the
     functions' values are typed against (default: the newest dated version generated in
     ``mcpgen.generated``); clients of every version are served. The other
-    options are :class:`Server`'s; ``page_size`` bounds the items of one list page.
+    options are :class:`Server`'s (``title``, ``description``, ``icons`` and
+    ``website_url`` describe the server in its ``serverInfo``); ``page_size`` bounds the items of one list page.
     ``auth`` (a ``runtime.http.auth.resource_server.ResourceServer``) protects the HTTP endpoint, and
     each tool, prompt and resource may then name the scopes a request for it needs
     (``@app.tool(scopes=["files:write"])``). ``shared`` (default: what ``MCPGEN_STORE``
@@ -77,6 +78,9 @@ class App:
         *,
         binding: ModuleType | None = None,
         title: str | None = None,
+        description: str | None = None,
+        icons: Iterable[Mapping[str, Any]] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
         versions: Iterable[str] | None = None,
         limits: Limits | None = None,
@@ -116,6 +120,9 @@ class App:
         self.page_size = page_size
         self._options: dict[str, Any] = {
             "title": title,
+            "description": description,
+            "icons": list(icons) if icons is not None else None,
+            "website_url": website_url,
             "instructions": instructions,
             "versions": versions,
             "limits": limits,

@@ -28,17 +28,21 @@ from ..core.errors import (
     METHOD_NOT_FOUND,
     MODERN_ERRORS,
     UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
     ConnectionClosed,
     McpError,
     NegotiationError,
+    UrlElicitationRequired,
 )
+from ..core import elicitation
 from ..core.limits import CLIENT, Limits
 from ..core.modern import InputRequired
 from ..core.extensions import Extension, declare, extension_row
 from ..aio.middleware import Call, Chain, Middleware
 from ..core.negotiation import Versions
 from ..core.json_values import as_array, as_object, member
-from ..core.capabilities import derive_capabilities, implemented
+from ..core.capabilities import ASKED_BY_PARAMS, derive_capabilities, implemented
+from ..core.capabilities import refusal_when_asked
 from ..aio.session import RequestScope
 from ..aio.session import ProgressCallback, Session, Transport
 from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
@@ -97,6 +101,11 @@ class ClientSession:
     ``ResponseCache`` (on a store shared by several sessions, under an identity); False:
     nothing. ``eras`` is where the era found for a server is kept (``runtime.client.eras``;
     default: the process's memory).
+    A request a 2025-11-25 server answers with -32042 raises ``UrlElicitationRequired``
+    (its ``elicitations``); with ``url_elicitation_wait`` (seconds) set and an ``elicit``
+    handler, each URL is shown to the user through the handler instead, and once every
+    one was accepted the request is sent once more, when the server said all of them
+    completed (``notifications/elicitation/complete``) or after that many seconds.
     """
 
     def __init__(
@@ -117,7 +126,15 @@ class ClientSession:
         telemetry: Any = None,
         cache: ResponseCache | bool = True,
         eras: EraStore | None = None,
+        url_elicitation_wait: float | None = None,
     ) -> None:
+        if url_elicitation_wait is not None and not url_elicitation_wait > 0:
+            raise ValueError(f"url_elicitation_wait must be positive, got {url_elicitation_wait!r}")
+        #: Seconds a request answered -32042 waits for its URL elicitations to complete
+        #: before it is sent again (None: it is not; ``UrlElicitationRequired`` is raised).
+        self.url_elicitation_wait = url_elicitation_wait
+        #: URL elicitations waited on, by id: set when the server says one completed.
+        self._completions: dict[str, asyncio.Future[None]] = {}
         self.binding = binding
         #: Traces each request (``runtime.server.telemetry.Telemetry``: a CLIENT span whose
         #: trace context goes in the request's ``_meta``, as the official SDKs send it).
@@ -407,7 +424,7 @@ class ClientSession:
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):
             try:
-                answer = await self._sent(method, params, progress, options)
+                answer = await self._visiting(method, params, progress, options)
             except McpError as exc:
                 # The spec's advice for -32020 on a call: the tool's x-mcp-header
                 # annotations may be new to us; list the tools again and retry once.
@@ -431,6 +448,56 @@ class ClientSession:
                 break
             params = await self._retry_params(params, answer)
         raise McpError(INVALID_REQUEST, f"{method} still needs input after {rounds} rounds")
+
+    async def _visiting(
+        self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
+    ) -> Any:
+        """:meth:`_sent`, -32042 raised as ``UrlElicitationRequired``; with
+        ``url_elicitation_wait`` set, the user is sent to its URLs first (the ``elicit``
+        handler) and the request sent once more."""
+        try:
+            return await self._sent(method, params, progress, options)
+        except McpError as exc:
+            if exc.code != URL_ELICITATION_REQUIRED:
+                raise
+            required = UrlElicitationRequired.from_error(exc)
+        if not await self._visited(required):
+            raise required
+        try:
+            return await self._sent(method, params, progress, options)
+        except McpError as exc:
+            if exc.code != URL_ELICITATION_REQUIRED:
+                raise
+            raise UrlElicitationRequired.from_error(exc) from None
+
+    async def _visited(self, required: UrlElicitationRequired) -> bool:
+        """Show the user each URL of ``required`` (the ``elicit`` handler), then wait at
+        most ``url_elicitation_wait`` seconds for the server to say each completed: True
+        when every one was accepted; False (nothing more shown) when the client does not
+        do this, or the user did not accept one."""
+        wait = self.url_elicitation_wait
+        if wait is None or not required.elicitations or not self._answers("elicit"):
+            return False
+        loop = asyncio.get_running_loop()
+        names = [str(one["elicitationId"]) for one in required.elicitations]
+        waiting = {name: self._completions.setdefault(name, loop.create_future()) for name in names}
+        try:
+            for one, name in zip(required.elicitations, names):
+                ask = {"method": elicitation.METHOD, "params": one}
+                try:
+                    answer = await self.fulfil(f"url-elicitation:{name}", ask)
+                except McpError:
+                    return False
+                if member(answer, "action") != "accept":
+                    return False
+            await asyncio.wait(list(waiting.values()), timeout=wait)
+            return True
+        finally:
+            for name in names:
+                self._completions.pop(name, None)
+
+    def _answers(self, handler: str) -> bool:
+        return bool(self.handlers) and implemented(self.handlers, handler)
 
     async def _sent(
         self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
@@ -600,11 +667,19 @@ class ClientSession:
                 INVALID_REQUEST,
                 f"the server asked for {method!r}, which this client does not answer",
             )
-        params = (
-            self.local.binding.types.convert(member(ask, "params") or {}, spec.params)
-            if spec.params
-            else None
-        )
+        asked: Any = member(ask, "params") or {}
+        refusal = refusal_when_asked(spec.name, asked, self.conn.capabilities)
+        if refusal is not None:
+            raise refusal
+        plain = as_object(asked)
+        if (
+            spec.name == elicitation.METHOD
+            and plain is not None
+            and "url" == elicitation.mode_of(plain)
+        ):
+            # as the handler's version has it (2026-07-28 names none; 2025-11-25 needs one)
+            asked = elicitation.url_params_for(dict(plain), self.local)
+        params = self.local.binding.types.convert(asked, spec.params) if spec.params else None
         context = _InputContext(key, self.protocol_version)
         try:
             if self.middleware.items:
@@ -647,6 +722,11 @@ class ClientSession:
         return middleware
 
     async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
+        if event.spec.name in ASKED_BY_PARAMS:
+            asked = msgspec.to_builtins(event.params)
+            refusal = refusal_when_asked(event.spec.name, asked, self.conn.capabilities)
+            if refusal is not None:
+                raise refusal
         as_task = self.receiver.call(event, scope, self._run) if self.receiver else None
         if as_task is not None:
             return await as_task
@@ -678,6 +758,11 @@ class ClientSession:
             self._heard(event)  # first, before any await: in the order they came
             if name in STALE_AFTER and self.cache is not None:
                 await self.cache.stale(self.server_key, name)
+        elif name == elicitation.COMPLETE:
+            completed = member(msgspec.to_builtins(event.params), elicitation.ELICITATION_ID)
+            waiter = self._completions.get(completed) if isinstance(completed, str) else None
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
         registered = self.extension_handlers.get(event.spec.handler)
         if registered is not None:
             await registered(event.params)

@@ -1,6 +1,8 @@
 """What one side says about itself, per version: its capabilities and implementation
-info cut to what the version's schema knows, and a modern client's per-request ``_meta``
-(its version, capabilities, info and log level, sent with every request)."""
+info cut to what the version's schema knows, a modern client's per-request ``_meta``
+(its version, capabilities, info and log level, sent with every request), and what a
+server's request asks of the client beyond its method's capability (an elicitation's
+mode, tools offered to sampling)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from . import modern
-from .negotiation import VersionInfo, Versions
+from . import elicitation, modern
+from .errors import INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
+from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
 from .json_values import as_object
 from .roles import role_of
 
@@ -133,3 +136,86 @@ def derive_capabilities(
         else:
             caps[key] = value
     return caps
+
+
+# What a server's request asks of the client, beyond its method's own capability.
+
+SAMPLING = "sampling/createMessage"
+#: The params by which a sampling request offers the model tools (2025-11-25 on).
+SAMPLING_TOOLS = ("tools", "toolChoice")
+#: The requests whose params may ask more than their method's capability.
+ASKED_BY_PARAMS = frozenset({elicitation.METHOD, SAMPLING})
+
+
+def needed_by_params(method: str, params: Any) -> tuple[str, ...] | None:
+    """The client capability a server's request needs for what its ``params`` (plain
+    JSON) ask: the elicitation's mode (``elicitation.form``, ``elicitation.url``), or
+    ``sampling.tools`` for a sampling request offering tools. None: nothing more."""
+    if method == elicitation.METHOD:
+        return ("elicitation", elicitation.mode_of(params))
+    request = as_object(params)
+    if method == SAMPLING and request is not None and any(k in request for k in SAMPLING_TOOLS):
+        return ("sampling", "tools")
+    return None
+
+
+def declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether ``capabilities`` (a client's) declare ``path``; an elicitation mode as
+    ``runtime.core.elicitation.declares_mode`` reads it."""
+    if path[0] == "elicitation" and len(path) == 2:
+        return elicitation.declares_mode(capabilities, path[1])
+    return has_capability(capabilities, path)
+
+
+def _version_has(version: VersionInfo, path: tuple[str, ...]) -> bool:
+    if path == ("elicitation", "url"):
+        return elicitation.has_url_mode(version)
+    if path == ("sampling", "tools"):
+        params = getattr(version.binding.types, "CreateMessageRequestParams", None)
+        return "tools" in getattr(params, "__struct_encode_fields__", ())
+    return True
+
+
+def refusal_to_ask(
+    method: str, params: Any, capabilities: Mapping[str, Any], version: VersionInfo
+) -> McpError | None:
+    """Why a server may not send ``method`` with ``params`` (plain JSON) to a client of
+    ``version`` that declared ``capabilities``: what the params ask needs a capability the
+    client did not declare, or one its version does not have (MissingRequiredClientCapability,
+    as for the method's own). None: it may."""
+    path = needed_by_params(method, params)
+    if path is None or (_version_has(version, path) and declares(capabilities, path)):
+        return None
+    if _version_has(version, path):
+        return refusal_to_send(method, path, "server")
+    required: dict[str, Any] = {}
+    node = required
+    for part in path:
+        node = node.setdefault(part, {})
+    return McpError(
+        MISSING_CLIENT_CAPABILITY,
+        f"{method} needs the client's {'.'.join(path)} capability, which protocol"
+        f" {version.version} does not have",
+        {"requiredCapabilities": required},
+    )
+
+
+def refusal_when_asked(
+    method: str, params: Any, capabilities: Mapping[str, Any]
+) -> McpError | None:
+    """A client's answer to a server's ``method`` whose ``params`` (plain JSON) ask what
+    the client did not declare in ``capabilities``: -32602 (invalid params: the method is
+    one the client serves, what the params ask is not). None: the request may be served."""
+    path = needed_by_params(method, params)
+    if path is None or declares(capabilities, path):
+        return None
+    what = (
+        f"an elicitation in mode {path[1]!r}"
+        if path[0] == "elicitation"
+        else "sampling with tools (tools, toolChoice)"
+    )
+    return McpError(
+        INVALID_PARAMS,
+        f"Invalid params: the server asked for {what}, but this client did not declare"
+        f" capabilities.{'.'.join(path)}",
+    )

@@ -48,7 +48,8 @@ from .events import (
     refused_batch,
 )
 from .jsonrpc import RequestId
-from .capabilities import capabilities_for, client_meta, info_for, session_meta, stamped
+from .capabilities import ASKED_BY_PARAMS, capabilities_for, client_meta, info_for
+from .capabilities import refusal_to_ask, session_meta, stamped
 from .lifecycle import Role, State, Trigger, answers_before_ready, next_state
 from .limits import DEFAULT, Limits
 from .log_levels import level_at_least, read_level
@@ -469,6 +470,12 @@ class Connection:
             raise McpError(code, f"{method} is not part of protocol {version.version}")
         if spec.capability and not has_capability(self.peer_capabilities, spec.capability):
             raise refusal_to_send(method, spec.capability, self.role)
+        if self.role == "server" and params is not UNSET and method in ASKED_BY_PARAMS:
+            refusal = refusal_to_ask(
+                method, msgspec.to_builtins(params), self.peer_capabilities, version
+            )
+            if refusal is not None:
+                raise refusal
         local = self.local.types_of(self.role, method) or spec
         restore = None
         if params is not UNSET:

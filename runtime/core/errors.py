@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
+
+from .json_values import as_object, objects
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -20,6 +24,8 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: 2025-11-25 only: the request needs the user to visit URLs first (``data.elicitations``).
+URL_ELICITATION_REQUIRED = -32042
 #: Error codes only the modern era assigns; receiving one proves a modern peer.
 MODERN_ERRORS = frozenset(
     {HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
@@ -40,6 +46,50 @@ class McpError(McpgenError):
         self.code = code
         self.message = message
         self.data = data
+
+
+class UrlElicitationRequired(McpError):
+    """-32042 (2025-11-25): the request cannot go on until the user visited the pages of
+    ``elicitations`` (URL-mode elicitation params: ``message``, ``url``, ``elicitationId``).
+
+    A handler raises it with mappings (an ``elicitationId`` is made for one that has none;
+    read it back from :attr:`elicitations`); what each client gets is its version's form
+    (``runtime.aio.session.RequestScope.url_elicitation_required``). A client raises it
+    when a request is answered with -32042, the elicitations read from the error's data
+    (those that are not URL-mode params left out)."""
+
+    def __init__(
+        self, elicitations: Iterable[Mapping[str, Any]], message: str | None = None
+    ) -> None:
+        listed: list[dict[str, Any]] = []
+        for given in elicitations:
+            one: dict[str, Any] = {**given, "mode": "url"}
+            if not isinstance(one.get("elicitationId"), str):
+                one["elicitationId"] = uuid.uuid4().hex
+            listed.append(one)
+        #: The URL-mode elicitations, as plain JSON.
+        self.elicitations = listed
+        plural = "s" if len(listed) != 1 else ""
+        super().__init__(
+            URL_ELICITATION_REQUIRED,
+            message or f"URL elicitation{plural} required",
+            {"elicitations": listed},
+        )
+
+    @classmethod
+    def from_error(cls, error: McpError) -> UrlElicitationRequired:
+        """The -32042 ``error`` a server answered, its elicitations read from its data:
+        objects whose ``message``, ``url`` and ``elicitationId`` are strings, in URL mode."""
+        data = as_object(error.data) or {}
+        kept = [
+            one
+            for one in objects(data.get("elicitations"))
+            if one.get("mode", "url") == "url"
+            and all(isinstance(one.get(key), str) for key in ("message", "url", "elicitationId"))
+        ]
+        received = cls(kept, error.message)
+        received.data = error.data
+        return received
 
 
 def resource_not_found(uri: str) -> McpError:

@@ -15,7 +15,8 @@ from ..core.errors import METHOD_NOT_FOUND, McpError
 from ..core.limits import DEFAULT, Limits
 from ..core.binding import Binding
 from ..core.capabilities import derive_capabilities, implemented
-from ..core.negotiation import Versions
+from ..core.negotiation import VersionInfo, Versions
+from ..core.roles import role_of
 from ..core.request_state import KeyRing
 from .bus import Bus
 from ..aio.session import RequestScope
@@ -64,11 +65,30 @@ CHANGES = {
 }
 
 
+def server_info(local: VersionInfo, **fields: Any) -> dict[str, Any]:
+    """The server's ``Implementation`` (plain JSON) of the ``fields`` given (None: left
+    out), checked against ``local``'s definition where it has one; each client is sent
+    the fields its version knows (``runtime.core.capabilities.info_for``)."""
+    info = {k: v for k, v in fields.items() if v is not None}
+    if "icons" in info:
+        info["icons"] = [dict(icon) for icon in info["icons"]]
+    implementation = role_of(local.binding.types, "Implementation")
+    if implementation is not None:
+        try:
+            local.binding.types.convert(info, implementation)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"invalid server info: {exc}") from None
+    return info
+
+
 class Server:
     """An MCP server: your ``ServerHandlers`` subclass plus identity and options.
 
     ``versions`` are the protocol versions it accepts (default: every generated dated
-    version); ``list_changed`` names the lists it announces changes of (``"tools"``,
+    version); ``title``, ``description``, ``icons`` (``{"src": ..., "mimeType": ...,
+    "sizes": [...], "theme": ...}`` mappings) and ``website_url`` join its name and version
+    in the ``serverInfo`` clients see, each only for versions that define it
+    (``description``, ``icons``, ``websiteUrl``: 2025-11-25 on); ``list_changed`` names the lists it announces changes of (``"tools"``,
     ``"prompts"``, ``"resources"``); ``logging`` advertises log messages. ``state_key``
     signs the ``requestState`` of multi-round requests: workers serving the same clients
     must share it (default: ``$MCPGEN_STATE_KEY`` as hex, with ``$MCPGEN_STATE_KEYS_ACCEPTED``
@@ -92,6 +112,9 @@ class Server:
         name: str,
         version: str = "0.1.0",
         title: str | None = None,
+        description: str | None = None,
+        icons: Iterable[Mapping[str, Any]] | None = None,
+        website_url: str | None = None,
         instructions: str | None = None,
         versions: Iterable[str] | None = None,
         logging: bool = True,
@@ -123,9 +146,15 @@ class Server:
         self.versions = Versions.around(binding, versions, tuple(extensions))
         self.local = self.versions.local
         self.context_class = getattr(handlers_type, "__context__", None)
-        self.info: dict[str, Any] = {"name": name, "version": version}
-        if title is not None:
-            self.info["title"] = title
+        self.info = server_info(
+            self.local,
+            name=name,
+            version=version,
+            title=title,
+            description=description,
+            icons=icons,
+            websiteUrl=website_url,
+        )
         self.instructions = instructions
         caps = derive_capabilities(handlers, self.versions, "client", capabilities)
         if logging:

@@ -438,7 +438,7 @@ class TaskScope(RequestScope):
                 )
             finally:
                 await self.tasks.answered(run, key)
-        self.require_for(method)
+        asked["params"] = self.prepared(method, plain)
         answer = await self.tasks.ask(run, key, asked)
         return self.typed_answer(method, key, answer, result)
 
