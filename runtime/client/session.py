@@ -48,10 +48,12 @@ from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.receiver import ClientTasks, tied
 from ..tasks.engine import Tasks
 from .recovery import Recovery, Restart, SessionLost, SessionRenewed
+from .outputs import OutputValidation, ToolOutputs, call_tool_as
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
 C = TypeVar("C")
+T = TypeVar("T")
 Mode = Literal["auto", "legacy", "modern"]
 SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
 
@@ -109,6 +111,9 @@ class ClientSession:
     ``recovery`` says what follows when a legacy HTTP server loses the session: always a
     new ``initialize``, then the failed request again if its method is safe to repeat
     (``runtime.client.recovery``).
+    ``output_validation``: what a ``tools/call`` result its tool's ``outputSchema`` refuses
+    does: ``"error"`` raises ``OutputValidationError``, ``"warn"`` logs it, ``"off"``
+    checks nothing (``runtime.client.outputs``).
     """
 
     def __init__(
@@ -127,6 +132,7 @@ class ClientSession:
         task_polling: tc.TaskPolling | None = None,
         recovery: Recovery | None = None,
         telemetry: Any = None,
+        output_validation: OutputValidation = "error",
     ) -> None:
         self.binding = binding
         #: Traces each request (``runtime.server.telemetry.Telemetry``: a CLIENT span whose
@@ -171,6 +177,8 @@ class ClientSession:
         self.session: Session | None = None
         self.transport: Transport | None = None
         self.tools = ToolHeaders()
+        #: The tools' output schemas, and the checks of results against them.
+        self.outputs = ToolOutputs(output_validation)
         self._reader: asyncio.Task[None] | None = None
         #: What happens when a legacy server loses the session (``runtime.client.recovery``).
         self.recovery = recovery or Recovery()
@@ -369,9 +377,13 @@ class ClientSession:
             if not isinstance(answer, c.InputRequiredAnswer):
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
+                    self.outputs.listed(params, answer)
                 elif method in (SUBSCRIBE, UNSUBSCRIBE):
                     self._note_subscription(method, params)
-                return await tc.follow(self, answer) if followed else answer
+                done = await tc.follow(self, answer) if followed else answer
+                if method == CALL_TOOL and followed:
+                    await self.outputs.check(params, done, self._relist_tools)
+                return done
             if answered == rounds:  # no more asking the user for what will not be used
                 break
             params = await self._retry_params(params, answer)
@@ -498,6 +510,18 @@ class ClientSession:
         """Call tool ``name`` as a task: its handle (``runtime.client.tasks``)."""
         return await tc.call_tool_as_task(self, name, arguments, ttl_ms)
 
+    async def call_tool_as(
+        self,
+        output_type: type[T],
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> T:
+        """Call tool ``name`` and return its ``structuredContent`` as ``output_type`` (a
+        msgspec Struct, dataclass, TypedDict or builtin type), checked against the tool's
+        ``outputSchema`` first (``runtime.client.outputs``)."""
+        return await call_tool_as(self, output_type, name, arguments, progress=progress)
+
     async def list_tasks(self) -> list[tc.TaskInfo]:
         """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
         return await tc.list_tasks(self)
@@ -613,6 +637,8 @@ class ClientSession:
     async def _on_notification(self, event: c.IncomingNotification) -> None:
         if event.spec.name == "notifications/tasks/status":
             self.task_watch.seen(event.params)
+        elif event.spec.name == "notifications/tools/list_changed":
+            self.outputs.changed()
         registered = self.extension_handlers.get(event.spec.handler)
         if registered is not None:
             await registered(event.params)
