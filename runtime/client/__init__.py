@@ -1,8 +1,9 @@
 """The client: ``ClientSession`` speaks to a server of either era and gives the
 generated typed ``Client`` (``session``), renewing a session a legacy server lost
 (``recovery``); connecting over stdio or a URL (``transports``), the Streamable HTTP client transport (``http``), a client in the same
-event loop as its server (``in_memory``), and tasks followed from the requester's side
-(``tasks``). ``auth`` is the OAuth 2.1 client.
+event loop as its server (``in_memory``), tasks followed from the requester's side
+(``tasks``), and tool results checked against their ``outputSchema`` and converted to the
+caller's type (``outputs``). ``auth`` is the OAuth 2.1 client.
 
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 """
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.limits import CLIENT as CLIENT_LIMITS
 from ..core.limits import Limits
+from .outputs import OutputValidation, OutputValidationError, ToolCallFailed
 from .recovery import SAFE_TO_RETRY, Recovery, Restart, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
@@ -63,6 +65,8 @@ __all__ = [
     "MemoryTokenStore",
     "Mode",
     "OAuth",
+    "OutputValidation",
+    "OutputValidationError",
     "Recovery",
     "Restart",
     "SAFE_TO_RETRY",
@@ -73,6 +77,7 @@ __all__ = [
     "TaskInfo",
     "TaskPolling",
     "TokenStore",
+    "ToolCallFailed",
     "http_client",
     "stdio_client",
     "websocket_client",

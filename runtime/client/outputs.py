@@ -30,7 +30,7 @@ import typing
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -38,9 +38,6 @@ from msgspec import UNSET
 from ..core.errors import INVALID_PARAMS, McpError, McpgenError
 from ..core.json_values import as_array, as_object, member
 from ..core.tool_headers import CALL_TOOL
-
-if TYPE_CHECKING:
-    from .session import ClientSession
 
 log = logging.getLogger("mcpgen.runtime.client.outputs")
 T = TypeVar("T")
@@ -257,6 +254,7 @@ class ToolOutputs:
         self.schemas: dict[str, Any] = {}
         #: Whether every page of the tool list was read since the list last changed.
         self.complete = False
+        self._from_start = False
         self._compiled: OrderedDict[str, _Compiled] = OrderedDict()
         self._learning = asyncio.Lock()
 
@@ -268,6 +266,7 @@ class ToolOutputs:
         if not isinstance(cursor, str) or not cursor:
             self.schemas = {}
             self.complete = False
+            self._from_start = True
         plain = as_object(page)
         tools = as_array(plain.get("tools") if plain is not None else getattr(page, "tools", None))
         for tool in tools or ():
@@ -281,14 +280,14 @@ class ToolOutputs:
         following = (
             plain.get("nextCursor") if plain is not None else getattr(page, "next_cursor", None)
         )
-        if not isinstance(following, str) or not following:
-            self.complete = True
+        if (not isinstance(following, str) or not following) and self._from_start:
+            self.complete = True  # every page, from the first on
 
     def changed(self) -> None:
         """The server's tools changed (``notifications/tools/list_changed``): the next call
         lists them again."""
         self.schemas = {}
-        self.complete = False
+        self.complete = self._from_start = False
 
     # -- checking -----------------------------------------------------------------------------
 
@@ -305,23 +304,29 @@ class ToolOutputs:
         if kit is None:
             return
         if tool not in self.schemas and not self.complete:
-            try:
-                await self._learn(relist)
-            except McpgenError as exc:
-                reason = f"its outputSchema could not be learned: tools/list failed: {exc}"
-                self._refuse(OutputValidationError(tool, reason, result=answer))
-                return
+            await self._learn(tool, relist)
         problem = self.problem(tool, result, kit)
         if problem is not None:
             problem.result = answer
             self._refuse(problem)
 
-    async def _learn(self, relist: Callable[[], Awaitable[None]]) -> None:
+    async def _learn(self, tool: str, relist: Callable[[], Awaitable[None]]) -> None:
+        """List the tools to learn their schemas, once until the list changes: even when
+        the pages did not end, or the listing failed (then ``tool``'s results are not
+        checked, as those of a tool the server does not list)."""
         async with self._learning:
             if self.complete:
                 return  # another call listed them meanwhile
-            await relist()
-            self.complete = True  # even when the pages did not end: not listed again
+            try:
+                await relist()
+            except McpgenError as exc:
+                log.warning(
+                    "the results of tool %r are not checked: listing the tools to learn its"
+                    " outputSchema failed (%s)",
+                    tool,
+                    exc,
+                )
+            self.complete = True
 
     def problem(self, tool: str, result: _Result, kit: _Kit) -> OutputValidationError | None:
         """Why ``result`` does not conform to ``tool``'s known ``outputSchema``; None when
@@ -405,17 +410,16 @@ def converted(tool: str, answer: Any, output_type: type[T]) -> T:
 
 
 async def call_tool_as(
-    session: ClientSession,
+    request: Callable[..., Awaitable[Any]],
     output_type: type[T],
     name: str,
     arguments: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> T:
-    """Call tool ``name`` and return its structured content as ``output_type`` (checked
-    against the tool's ``outputSchema`` first, as the session's ``output_validation``
-    says); ``options`` go to ``ClientSession.request`` (``progress``)."""
+    """Call tool ``name`` with ``request`` (a session's) and return its structured content
+    as ``output_type``, checked against the tool's ``outputSchema`` first as the session's
+    ``output_validation`` says; ``options`` go to ``request`` (``progress``)."""
     params: dict[str, Any] = {"name": name}
     if arguments is not None:
         params["arguments"] = dict(arguments)
-    answer = await session.request(CALL_TOOL, params, **options)
-    return converted(name, answer, output_type)
+    return converted(name, await request(CALL_TOOL, params, **options), output_type)

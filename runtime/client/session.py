@@ -520,7 +520,7 @@ class ClientSession:
         """Call tool ``name`` and return its ``structuredContent`` as ``output_type`` (a
         msgspec Struct, dataclass, TypedDict or builtin type), checked against the tool's
         ``outputSchema`` first (``runtime.client.outputs``)."""
-        return await call_tool_as(self, output_type, name, arguments, progress=progress)
+        return await call_tool_as(self.request, output_type, name, arguments, progress=progress)
 
     async def list_tasks(self) -> list[tc.TaskInfo]:
         """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
