@@ -4,8 +4,9 @@ generated typed ``Client`` (``session``), renewing a session a legacy server los
 client transport (``http``), a client in the same event loop as its server
 (``in_memory``), and tasks followed from the requester's side (``tasks``). What the
 server says changed (``listen``), every page of a list (``pages``), results kept as long
-as the server allows (``cache``) and each server's era kept for the next connection
-(``eras``). ``auth`` is the OAuth 2.1 client.
+as the server allows (``cache``), each server's era kept for the next connection
+(``eras``), and tool results checked against their ``outputSchema`` and converted to the
+caller's type (``outputs``). ``auth`` is the OAuth 2.1 client.
 
 May import: ``core``, ``aio``, ``tasks``, ``server``, ``http``.
 """
@@ -18,6 +19,7 @@ from .cache import CacheStore, MemoryStore, ResponseCache
 from .eras import EraStore, FileEras, MemoryEras
 from .listen import Change, ListenEnded, Listener
 from .pages import PaginationError
+from .outputs import OutputValidation, OutputValidationError, ToolCallFailed
 from .recovery import SAFE_TO_RETRY, Recovery, Restart, SessionLost, SessionRenewed
 from .session import ClientSession, Mode
 from .tasks import TaskCancelled, TaskHandle, TaskInfo, TaskPolling
@@ -78,6 +80,8 @@ __all__ = [
     "MemoryTokenStore",
     "Mode",
     "OAuth",
+    "OutputValidation",
+    "OutputValidationError",
     "PaginationError",
     "Recovery",
     "ResponseCache",
@@ -90,6 +94,7 @@ __all__ = [
     "TaskInfo",
     "TaskPolling",
     "TokenStore",
+    "ToolCallFailed",
     "http_client",
     "stdio_client",
     "websocket_client",

@@ -55,10 +55,12 @@ from . import pages as pg
 from .cache import CACHEABLE, STALE_AFTER, ResponseCache
 from .eras import ERAS, EraStore, Known, learned
 from .listen import ACKNOWLEDGED, NOTIFIED, Listener, wanted_filter
+from .outputs import OutputValidation, ToolOutputs, call_tool_as
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
 C = TypeVar("C")
+T = TypeVar("T")
 Mode = Literal["auto", "legacy", "modern"]
 SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
 
@@ -106,6 +108,9 @@ class ClientSession:
     handler, each URL is shown to the user through the handler instead, and once every
     one was accepted the request is sent once more, when the server said all of them
     completed (``notifications/elicitation/complete``) or after that many seconds.
+    ``output_validation``: what a ``tools/call`` result its tool's ``outputSchema`` refuses
+    does: ``"error"`` raises ``OutputValidationError``, ``"warn"`` logs it, ``"off"``
+    checks nothing (``runtime.client.outputs``).
     """
 
     def __init__(
@@ -127,6 +132,7 @@ class ClientSession:
         cache: ResponseCache | bool = True,
         eras: EraStore | None = None,
         url_elicitation_wait: float | None = None,
+        output_validation: OutputValidation = "error",
     ) -> None:
         if url_elicitation_wait is not None and not url_elicitation_wait > 0:
             raise ValueError(f"url_elicitation_wait must be positive, got {url_elicitation_wait!r}")
@@ -198,6 +204,8 @@ class ClientSession:
         self.session: Session | None = None
         self.transport: Transport | None = None
         self.tools = ToolHeaders()
+        #: The tools' output schemas, and the checks of results against them.
+        self.outputs = ToolOutputs(output_validation)
         self._reader: asyncio.Task[None] | None = None
         #: What happens when a legacy server loses the session (``runtime.client.recovery``).
         self.recovery = recovery or Recovery()
@@ -441,9 +449,13 @@ class ClientSession:
                         await keep.cache.keep(self.server_key, method, params, raw, keep.generation)
                 if method == LIST_TOOLS:
                     self.tools.remember(answer, drop_invalid=self._header_safe())
+                    self.outputs.listed(params, answer)
                 elif method in (SUBSCRIBE, UNSUBSCRIBE):
                     self._note_subscription(method, params)
-                return await tc.follow(self, answer) if followed else answer
+                done = await tc.follow(self, answer) if followed else answer
+                if method == CALL_TOOL and followed:
+                    await self.outputs.check(params, done, self._relist_tools)
+                return done
             if answered == rounds:  # no more asking the user for what will not be used
                 break
             params = await self._retry_params(params, answer)
@@ -625,6 +637,18 @@ class ClientSession:
         """Call tool ``name`` as a task: its handle (``runtime.client.tasks``)."""
         return await tc.call_tool_as_task(self, name, arguments, ttl_ms)
 
+    async def call_tool_as(
+        self,
+        output_type: type[T],
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> T:
+        """Call tool ``name`` and return its ``structuredContent`` as ``output_type`` (a
+        msgspec Struct, dataclass, TypedDict or builtin type), checked against the tool's
+        ``outputSchema`` first (``runtime.client.outputs``)."""
+        return await call_tool_as(self.request, output_type, name, arguments, progress=progress)
+
     async def list_tasks(self) -> list[tc.TaskInfo]:
         """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
         return await tc.list_tasks(self)
@@ -756,6 +780,8 @@ class ClientSession:
             self.task_watch.seen(event.params)
         elif name in NOTIFIED or name == ACKNOWLEDGED:
             self._heard(event)  # first, before any await: in the order they came
+            if name == "notifications/tools/list_changed":
+                self.outputs.changed()
             if name in STALE_AFTER and self.cache is not None:
                 await self.cache.stale(self.server_key, name)
         elif name == elicitation.COMPLETE:

@@ -181,6 +181,9 @@ class Link:
         """Connect; ``client_handlers`` is the binding's ``ClientHandlers``, subclassed here
         so that what the upstream asks of its client is relayed."""
         handlers = relaying_handlers(client_handlers, self, self.capabilities)()
+        # Results pass through as they came: the downstream client checks them against the
+        # outputSchema it was listed, and the proxy's hot path spends nothing on it.
+        options.setdefault("output_validation", "off")
         if self.capabilities is not None:
             options["capabilities"] = dict(self.capabilities)
         # Nothing kept here: one connection serves several users, whose clients keep what
