@@ -156,6 +156,9 @@ class ResponseCache:
         self.hits = self.misses = 0
         #: Bumped by each invalidation: a result asked before one is not kept after it.
         self._generation: dict[str, int] = {}
+        #: Prefixes being forgotten (their store's ``drop`` not done yet), and by how many:
+        #: nothing under them is given meanwhile, however long the store takes.
+        self._dropping: dict[str, int] = {}
 
     def _keys(self, server: str, method: str, params: str) -> tuple[str, str]:
         prefix = _prefix(server, method)
@@ -167,6 +170,9 @@ class ResponseCache:
         """A fresh result of this request, if one is kept."""
         key = params_key(params) if method in CACHEABLE else None
         if key is None:
+            return None
+        if _prefix(server, method) in self._dropping:
+            self.misses += 1
             return None
         for store_key in self._keys(server, method, key):
             entry = await self.store.get(store_key)
@@ -201,12 +207,25 @@ class ResponseCache:
         """Forget what ``notification`` says changed. A ``resources/updated`` makes every
         read of that server stale: the URI it names may be part of a resource read under
         another (the spec lets it name a sub-resource of the one subscribed)."""
-        for method in STALE_AFTER.get(notification, ()):
-            await self.forget(server, method)
+        await self._forget(server, STALE_AFTER.get(notification, ()))
 
     async def forget(self, server: str, method: str | None = None) -> None:
         """Forget ``method``'s results from ``server`` (every cacheable method's: None)."""
-        for name in (method,) if method is not None else sorted(CACHEABLE):
-            prefix = _prefix(server, name)
+        await self._forget(server, (method,) if method is not None else sorted(CACHEABLE))
+
+    async def _forget(self, server: str, methods: tuple[str, ...] | list[str]) -> None:
+        """Forget ``methods``' results: all of them stale at once, before the first await
+        (a listen's reader told of the change may ask again before a slow store's ``drop``
+        is done: it is not given what was kept), then dropped from the store."""
+        prefixes = [_prefix(server, name) for name in methods]
+        for prefix in prefixes:
             self._generation[prefix] = self._generation.get(prefix, 0) + 1
-            await self.store.drop(prefix)
+            self._dropping[prefix] = self._dropping.get(prefix, 0) + 1
+        try:
+            for prefix in prefixes:
+                await self.store.drop(prefix)
+        finally:
+            for prefix in prefixes:
+                left = self._dropping.pop(prefix) - 1
+                if left:
+                    self._dropping[prefix] = left

@@ -22,6 +22,8 @@ NODE_DIR = CACHE / "conformance" / "node22"
 #: The TypeScript peers the tests run, pinned.
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 TS_SDK = "@modelcontextprotocol/sdk@1.32.2"
+#: The TypeScript SDK v2's server package (2026-07-28), for ``tests/peers/ts_v2_server.mjs``.
+TS_SERVER = "@modelcontextprotocol/server@2.4.0"
 #: The MCP inspector, whose CLI (``mcp-inspector --cli``) calls a server over any transport.
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 INSTALL_TIMEOUT = 600
