@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -883,18 +884,13 @@ class ClientSession:
     def pages(self, method: str, params: Any = None, result: Any = None) -> AsyncIterator[Any]:
         """Each page of ``method``'s list (``tools/list``, ...), following the server's
         cursors (``runtime.client.pages``; ``Limits.max_pages``)."""
-
-        async def fetch(name: str, asked: Any) -> Any:
-            return await self.request(name, asked, result)
-
-        return pg.pages(fetch, method, params, self.conn.limits)
+        return pg.pages(
+            functools.partial(self.request, result=result), method, params, self.conn.limits
+        )
 
     async def list_all(self, method: str, params: Any = None, result: Any = None) -> list[Any]:
         """Every item of ``method``'s list, from all its pages (``Limits.max_list_items``)."""
-
-        async def fetch(name: str, asked: Any) -> Any:
-            return await self.request(name, asked, result)
-
+        fetch = functools.partial(self.request, result=result)
         return await pg.gather(fetch, method, params, self.conn.limits)
 
     async def close(self) -> None:

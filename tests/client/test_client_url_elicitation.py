@@ -7,7 +7,9 @@ and a -32042 answer raises ``UrlElicitationRequired`` with its elicitations; wit
 ``url_elicitation_wait`` set, the URLs are shown through the handler and the request sent
 once more after the completions (or the wait). What the client did not declare (URL mode,
 forms, sampling with tools) is answered -32602 without reaching a handler. Every answer and
-declaration is checked against the official 2025-11-25 schema.
+declaration is checked against the official 2025-11-25 schema. The raw server answers
+only what each test asks of it, so the sessions check no tool outputs (which would list
+the tools first: ``tests/client/test_client_outputs.py``).
 
 Hostile input: garbage URL-mode params, bogus completions and a -32042 with garbage data
 get clear answers (or are ignored), and the client's next request works."""
@@ -133,7 +135,9 @@ def test_the_client_declares_url_mode_and_its_handler_gets_url_params() -> None:
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(client25.BINDING, handlers, capabilities=BOTH_MODES)
+        session = ClientSession(
+            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
+        )
         async with connected(session) as (peer, declared):
             assert valid("ClientCapabilities", declared)["elicitation"] == BOTH_MODES["elicitation"]
             result = (await ask(peer, 1, "elicitation/create", ELICIT_URL))["result"]
@@ -192,7 +196,9 @@ def test_what_the_client_did_not_declare_is_answered_minus_32602(
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(client25.BINDING, handlers, capabilities=capabilities)
+        session = ClientSession(
+            client25.BINDING, handlers, capabilities=capabilities, output_validation="off"
+        )
         async with connected(session) as (peer, _):
             error = valid("JSONRPCErrorResponse", await ask(peer, 1, method, params))["error"]
             assert error["code"] == INVALID_PARAMS
@@ -207,7 +213,10 @@ def test_sampling_with_tools_reaches_the_handler_once_declared() -> None:
     async def scenario() -> None:
         handlers = Handlers()
         session = ClientSession(
-            client25.BINDING, handlers, capabilities={"sampling": {"tools": {}}}
+            client25.BINDING,
+            handlers,
+            capabilities={"sampling": {"tools": {}}},
+            output_validation="off",
         )
         async with connected(session) as (peer, declared):
             assert valid("ClientCapabilities", declared)["sampling"] == {"tools": {}}
@@ -230,7 +239,9 @@ def test_minus_32042_raises_url_elicitation_required_with_its_elicitations() -> 
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(client25.BINDING, handlers, capabilities=BOTH_MODES)
+        session = ClientSession(
+            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
+        )
         async with connected(session) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             asked = await peer.read()
@@ -254,7 +265,11 @@ def test_the_opt_in_shows_each_url_and_retries_once_the_completions_came() -> No
         handlers = Handlers()
         two = [ELICIT_URL, {**ELICIT_URL, "elicitationId": "e-2", "url": URL + "/2"}]
         session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, url_elicitation_wait=30.0
+            client25.BINDING,
+            handlers,
+            capabilities=BOTH_MODES,
+            url_elicitation_wait=30.0,
+            output_validation="off",
         )
         async with connected(session) as (peer, _):
             started = time.monotonic()
@@ -284,7 +299,11 @@ def test_the_opt_in_retries_after_the_wait_when_no_completion_comes() -> None:
     async def scenario() -> None:
         handlers = Handlers()
         session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, url_elicitation_wait=0.2
+            client25.BINDING,
+            handlers,
+            capabilities=BOTH_MODES,
+            url_elicitation_wait=0.2,
+            output_validation="off",
         )
         async with connected(session) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
@@ -307,7 +326,11 @@ def test_the_opt_in_raises_when_the_user_does_not_accept(action: str) -> None:
     async def scenario() -> None:
         handlers = Handlers(action)
         session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, url_elicitation_wait=30.0
+            client25.BINDING,
+            handlers,
+            capabilities=BOTH_MODES,
+            url_elicitation_wait=30.0,
+            output_validation="off",
         )
         async with connected(session) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
@@ -323,7 +346,7 @@ def test_the_opt_in_raises_when_the_user_does_not_accept(action: str) -> None:
 
 def test_url_elicitation_wait_must_be_positive() -> None:
     with pytest.raises(ValueError, match="url_elicitation_wait"):
-        ClientSession(client25.BINDING, Handlers(), url_elicitation_wait=0)
+        ClientSession(client25.BINDING, Handlers(), url_elicitation_wait=0, output_validation="off")
 
 
 # -- hostile input -------------------------------------------------------------------------
@@ -346,7 +369,9 @@ def test_garbage_url_elicitation_params_are_answered_with_an_error(params: Any) 
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(client25.BINDING, handlers, capabilities=BOTH_MODES)
+        session = ClientSession(
+            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
+        )
         async with connected(session) as (peer, _):
             reply = valid("JSONRPCErrorResponse", await ask(peer, 1, "elicitation/create", params))
             assert reply["error"]["code"] in (INVALID_PARAMS, -32600)
@@ -374,7 +399,11 @@ def test_a_bogus_elicitation_complete_is_ignored(params: Any) -> None:
     async def scenario() -> None:
         handlers = Handlers()
         session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, url_elicitation_wait=30.0
+            client25.BINDING,
+            handlers,
+            capabilities=BOTH_MODES,
+            url_elicitation_wait=30.0,
+            output_validation="off",
         )
         async with connected(session) as (peer, _):
             await peer.send(notification("notifications/elicitation/complete", params))
@@ -401,7 +430,11 @@ def test_a_minus_32042_with_garbage_data_raises_with_no_elicitations(data: Any) 
     async def scenario() -> None:
         handlers = Handlers()
         session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, url_elicitation_wait=30.0
+            client25.BINDING,
+            handlers,
+            capabilities=BOTH_MODES,
+            url_elicitation_wait=30.0,
+            output_validation="off",
         )
         async with connected(session) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
