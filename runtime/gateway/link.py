@@ -156,6 +156,10 @@ class Link:
         self.task_support: dict[str, str] | None = None
         #: The upstream's tasks being followed, by id → the downstream request each is for.
         self.tasks_for: dict[str, RequestScope | ParkedCall] = {}
+        #: Calls making an upstream task whose id they have not noted yet, and what is set
+        #: (and replaced) each time one of them is done making it.
+        self._making = 0
+        self._made = asyncio.Event()
         self._learning = asyncio.Lock()
 
     @property
@@ -396,10 +400,16 @@ class Link:
         to the downstream request the task is for, however many are in flight."""
         plain = hop_params(params)
         arguments = as_object(plain.get("arguments"))
-        handle = await session.call_tool_as_task(str(plain.get("name")), arguments)
         target = CALL.get()
-        if target is not None and handle.task_id:
-            self.tasks_for[handle.task_id] = target
+        self._making += 1
+        try:
+            handle = await session.call_tool_as_task(str(plain.get("name")), arguments)
+            if target is not None and handle.task_id:
+                self.tasks_for[handle.task_id] = target
+        finally:
+            self._making -= 1
+            made, self._made = self._made, asyncio.Event()
+            made.set()  # questions waiting for their task to be known look again
         try:
             return await _followed(handle)
         finally:
@@ -476,7 +486,7 @@ class Link:
         if key is not None:
             target = CALL.get()
         else:
-            target = self.tasks_for.get(_related_task(params) or "") or self._only_request(method)
+            target = await self._asked_for_task(params) or self._only_request(method)
         if target is None:
             return await self._ask_owner(method, params)
         self._asking[id(target)] = self._asking.get(id(target), 0) + 1
@@ -488,6 +498,19 @@ class Link:
             left = self._asking.pop(id(target)) - 1
             if left:
                 self._asking[id(target)] = left
+
+    async def _asked_for_task(self, params: Any) -> RequestScope | ParkedCall | None:
+        """The downstream request following the upstream task a legacy upstream's request
+        names (None: it names none, or one not followed here). The upstream asks as soon as
+        its task runs, which can be before the call that made the task has noted its id
+        (the answer read, the call not resumed yet): a question naming a task not known
+        waits while calls are making tasks, until it is known or none is."""
+        task_id = _related_task(params)
+        if task_id is None:
+            return None
+        while task_id not in self.tasks_for and self._making:
+            await self._made.wait()
+        return self.tasks_for.get(task_id)
 
     def _as_declared_by(self, scope: RequestScope) -> dict[str, Any]:
         """The capabilities a request to a 2026-07-28 upstream declares: what the

@@ -18,8 +18,10 @@ from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
 from mcpgen.runtime import App, Limits, McpError, Tasks
 from mcpgen.runtime.client import Mode
+from mcpgen.runtime.client.session import ClientSession
 from mcpgen.runtime.core.errors import INVALID_PARAMS
 from mcpgen.runtime.gateway import ClientQuota, Proxy, Upstream
+from mcpgen.runtime.gateway.link import Link
 from mcpgen.runtime.testing import connect
 from support.app_scenarios import Answering as AdaAnswers
 from support.app_scenarios import plain, run
@@ -741,5 +743,73 @@ def test_questions_of_upstream_tasks_in_flight_together_reach_their_own_clients(
                         bob.call_tool(name="survey", arguments={}),
                     )
         assert [text_of(r) for r in both] == ["surveyed Ada", "surveyed Bob"]
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("down", ["legacy", "auto"])
+def test_a_task_asking_before_its_call_has_noted_it_reaches_that_calls_client(
+    down: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the proxy's one connection to a legacy upstream, Ada's call follows an upstream
+    task that asks nothing when Bob's call makes one that asks at once. Bob's question
+    (naming its task) is handled before his call has resumed from the answer that made
+    the task, so before the proxy knows whose task it is (as on a loaded machine): it
+    waits for that, and reaches Bob, rather than being refused as ambiguous between the
+    two calls in flight (which failed Bob's task)."""
+
+    async def scenario() -> None:
+        app = App("tasking", binding=stubs, tasks=Tasks())
+        running, release = asyncio.Event(), asyncio.Event()
+
+        @app.tool(task="required")
+        async def wait(ctx: stubs.Context) -> str:
+            """Wait, as a task, asking nothing."""
+            running.set()
+            await release.wait()
+            return "waited"
+
+        @app.tool(task="required")
+        async def survey(ctx: stubs.Context) -> str:
+            """Ask a name at once, as a task."""
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            form = t.ElicitRequestFormParams(
+                message="Name?",
+                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+            )
+            answer = await ctx.elicit(form, key="name")
+            return f"surveyed {(answer.content or {}).get('name')}"
+
+        asked = asyncio.Event()
+        ask, call_tool_as_task = Link.ask, ClientSession.call_tool_as_task
+
+        async def question_first(link: Link, method: str, params: Any, ctx: Any) -> Any:
+            asked.set()
+            return await ask(link, method, params, ctx)
+
+        async def resumed_late(session: ClientSession, name: str, *args: Any) -> Any:
+            handle = await call_tool_as_task(session, name, *args)
+            if name == "survey":  # the task's question is handled before the call resumes
+                await asked.wait()
+            return handle
+
+        monkeypatch.setattr(Link, "ask", question_first)
+        monkeypatch.setattr(ClientSession, "call_tool_as_task", resumed_late)
+        async with Proxy(Upstream(server=app, mode="legacy")) as proxy:
+            async with connect(proxy.server, mode=down, handlers=Named("Ada")) as ada:
+                async with connect(proxy.server, mode=down, handlers=Named("Bob")) as bob:
+                    waiting = asyncio.ensure_future(ada.call_tool(name="wait", arguments={}))
+                    try:
+                        await asyncio.wait_for(running.wait(), 5)
+                        surveyed = await asyncio.wait_for(
+                            bob.call_tool(name="survey", arguments={}), 10
+                        )
+                    except BaseException:
+                        waiting.cancel()
+                        raise
+                    release.set()
+                    waited = await asyncio.wait_for(waiting, 10)
+        assert asked.is_set()
+        assert (text_of(surveyed), text_of(waited)) == ("surveyed Bob", "waited")
 
     run(scenario())
