@@ -15,7 +15,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -24,9 +24,7 @@ from msgspec import UNSET
 from ..core import connection as c
 from ..core.errors import (
     HEADER_MISMATCH,
-    INTERNAL_ERROR,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     MODERN_ERRORS,
     UNSUPPORTED_PROTOCOL_VERSION,
     URL_ELICITATION_REQUIRED,
@@ -37,19 +35,16 @@ from ..core.errors import (
 )
 from ..core import elicitation
 from ..core.limits import CLIENT, Limits
-from ..core.modern import InputRequired
-from ..core.extensions import Extension, declare, extension_row
-from ..aio.middleware import Call, Chain, Middleware
+from ..core.extensions import Extension, declare
+from ..aio.middleware import Middleware
 from ..core.negotiation import Versions
 from ..core.json_values import as_array, as_object, member
-from ..core.capabilities import ASKED_BY_PARAMS, derive_capabilities, implemented
-from ..core.capabilities import refusal_when_asked
-from ..aio.session import RequestScope
+from ..core.capabilities import derive_capabilities
 from ..aio.session import ProgressCallback, Session, Transport
 from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
 from . import tasks as tc
 from ..tasks.extension import EXTENSION as TASKS
-from ..tasks.receiver import ClientTasks, tied
+from ..tasks.receiver import ClientTasks
 from ..tasks.engine import Tasks
 from .recovery import Recovery, Restart, SessionLost, SessionRenewed
 from . import pages as pg
@@ -57,6 +52,7 @@ from .cache import CACHEABLE, STALE_AFTER, ResponseCache
 from .eras import ERAS, EraStore, Known, learned
 from .listen import ACKNOWLEDGED, NOTIFIED, Listener, wanted_filter
 from .outputs import OutputValidation, ToolOutputs, call_tool_as
+from .answers import Answers
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
@@ -74,16 +70,6 @@ class _Keep:
     cache: ResponseCache
     generation: int
     result: Any
-
-
-@dataclass
-class _InputContext:
-    """What client handlers see when they answer a modern server's input request."""
-
-    request_id: str
-    protocol_version: str
-    meta: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    cancelled: bool = False
 
 
 class ClientSession:
@@ -147,24 +133,21 @@ class ClientSession:
         #: trace context goes in the request's ``_meta``, as the official SDKs send it).
         self.telemetry = telemetry
         declared = tuple(extensions)
-        self.handlers = handlers
-        #: Around every handler of a server's request, in the order added.
-        self.middleware = Chain(self._after_middleware, middleware)
         # The tasks extension's methods are known, for a request that declares it alone.
         known = declared if TASKS in declared else (*declared, TASKS)
         self.versions = Versions.around(binding, versions, known)
-        #: Handlers of extension methods a server sends, by handler name (``handle``).
-        self.extension_handlers: dict[str, Callable[..., Any]] = {}
         self.local = self.versions.local
         caps = (
             derive_capabilities(handlers, self.versions, "server", capabilities)
             if handlers
             else dict(capabilities or {})
         )
-        self.receiver = ClientTasks.answering(tasks, caps) if tasks is not None else None
-        if self.receiver is not None:
-            caps.setdefault("tasks", self.receiver.capability())
-            self.extension_handlers.update(self.receiver.handlers())
+        receiver = ClientTasks.answering(tasks, caps) if tasks is not None else None
+        if receiver is not None:
+            caps.setdefault("tasks", receiver.capability())
+        caps = declare(caps, declared)
+        #: What the client answers when the server asks (``runtime.client.answers``).
+        self.answers = Answers(handlers, self.versions, caps, middleware, receiver)
         self.task_polling = task_polling or tc.TaskPolling()
         self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
         #: Where the era found for a ``server_key`` is kept (the process's, by default).
@@ -183,8 +166,7 @@ class ClientSession:
         self._adopted = False
         self._discovered: dict[str, Any] | None = None
         self._probe_timeout = 5.0
-        #: Open listens: the modern ones by the request id of their stream; legacy ones.
-        self._streams: dict[Any, Listener] = {}
+        #: Open listens.
         self._listeners: list[Listener] = []
         #: URIs held subscribed by listens (legacy), and by how many.
         self._held: dict[str, int] = {}
@@ -194,7 +176,7 @@ class ClientSession:
             "versions": self.versions,
             "local": self.local,
             "info": {"name": name, "version": version},
-            "capabilities": declare(caps, declared),
+            "capabilities": caps,
             "limits": limits,
         }
         self.conn = c.Connection(**self._connection_args)
@@ -257,7 +239,7 @@ class ClientSession:
         if known is not None and known.era == "legacy":
             mode = "legacy"
         self.transport = transport
-        self.session = Session(self.conn, transport, self._dispatch, self._on_notification)
+        self.session = Session(self.conn, transport, self.answers.dispatch, self._on_notification)
         self._reader = asyncio.create_task(self.session.run())
         param_headers = getattr(transport, "param_headers", UNSET)
         if param_headers is None:
@@ -459,7 +441,7 @@ class ClientSession:
                 return done
             if answered == rounds:  # no more asking the user for what will not be used
                 break
-            params = await self._retry_params(params, answer)
+            params = await self.answers.retry_params(params, answer, self.protocol_version)
         raise McpError(INVALID_REQUEST, f"{method} still needs input after {rounds} rounds")
 
     async def _visiting(
@@ -489,7 +471,7 @@ class ClientSession:
         when every one was accepted; False (nothing more shown) when the client does not
         do this, or the user did not accept one."""
         wait = self.url_elicitation_wait
-        if wait is None or not required.elicitations or not self._answers("elicit"):
+        if wait is None or not required.elicitations or not self.answers.answers("elicit"):
             return False
         loop = asyncio.get_running_loop()
         names = [str(one["elicitationId"]) for one in required.elicitations]
@@ -508,9 +490,6 @@ class ClientSession:
         finally:
             for name in names:
                 self._completions.pop(name, None)
-
-    def _answers(self, handler: str) -> bool:
-        return bool(self.handlers) and implemented(self.handlers, handler)
 
     async def _sent(
         self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
@@ -654,70 +633,10 @@ class ClientSession:
         """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
         return await tc.list_tasks(self)
 
-    async def _retry_params(self, params: Any, answer: c.InputRequiredAnswer) -> dict[str, Any]:
-        responses: dict[str, Any] = {}
-        missing: InputRequired | None = None
-        for key, ask in answer.requests.items():
-            try:
-                responses[key] = await self.fulfil(key, ask)
-            except InputRequired as exc:  # a handler that asks its own client: all at once
-                missing = exc
-        if missing is not None:
-            raise missing
-        given: Any = (
-            msgspec.to_builtins(params) if params is not UNSET and params is not None else {}
-        )
-        plain = as_object(given)
-        if plain is None:
-            raise McpError(INVALID_REQUEST, "input-required retry of params that are no object")
-        plain["inputResponses"] = responses
-        if answer.state is not None:
-            plain["requestState"] = answer.state
-        else:
-            plain.pop("requestState", None)
-        return plain
-
     async def fulfil(self, key: str, ask: Any) -> Any:
         """The answer of this client's handler to a modern server's input request ``ask``
-        (plain JSON ``{method, params}``), as plain JSON."""
-        method = member(ask, "method")
-        spec = self.local.types_of("server", method) if isinstance(method, str) else None
-        handler = (
-            getattr(self.handlers, spec.handler, None)
-            if spec is not None and self.handlers
-            else None
-        )
-        if spec is None or handler is None or not implemented(self.handlers, spec.handler):
-            raise McpError(
-                INVALID_REQUEST,
-                f"the server asked for {method!r}, which this client does not answer",
-            )
-        asked: Any = member(ask, "params") or {}
-        refusal = refusal_when_asked(spec.name, asked, self.conn.capabilities)
-        if refusal is not None:
-            raise refusal
-        plain = as_object(asked)
-        if (
-            spec.name == elicitation.METHOD
-            and plain is not None
-            and "url" == elicitation.mode_of(plain)
-        ):
-            # as the handler's version has it (2026-07-28 names none; 2025-11-25 needs one)
-            asked = elicitation.url_params_for(dict(plain), self.local)
-        params = self.local.binding.types.convert(asked, spec.params) if spec.params else None
-        context = _InputContext(key, self.protocol_version)
-        try:
-            if self.middleware.items:
-                event = c.IncomingRequest(key, spec, params, {})
-                answer = await self.middleware.run(Call(event, context, context))
-            else:
-                answer = await handler(params, context)
-        except (McpError, InputRequired):  # InputRequired: a proxy asks its own client
-            raise
-        except Exception:  # as when a legacy server's request fails: logged, not passed on
-            log.exception("answering the server's %s failed", method)
-            raise McpError(INTERNAL_ERROR, "Internal error") from None
-        return msgspec.to_builtins(answer)
+        (plain JSON ``{method, params}``), as plain JSON (``runtime.client.answers``)."""
+        return await self.answers.fulfil(key, ask, self.protocol_version)
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         if self.session is None:
@@ -728,52 +647,16 @@ class ClientSession:
         """Modern era: ask for log messages at ``level`` and above on every request."""
         self.conn.log_level = level
 
-    # -- what the server asks of us (legacy) -----------------------------------------------------
+    # -- what the server asks of us ---------------------------------------------------------
 
     def handle(self, method: str) -> Callable[[F], F]:
         """Decorate ``async def handler(params, ctx)`` as this client's handler of an
         extension's ``method`` that the server sends."""
-        row = extension_row(self.versions.extensions, "server", method)
-
-        def register(handler: F) -> F:
-            self.extension_handlers[row.handler] = handler
-            return handler
-
-        return register
+        return self.answers.handle(method)
 
     def use(self, middleware: Middleware) -> Middleware:
         """Add ``middleware`` around every handler, inside those added before."""
-        self.middleware.add(middleware)
-        return middleware
-
-    async def _dispatch(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
-        if event.spec.name in ASKED_BY_PARAMS:
-            asked = msgspec.to_builtins(event.params)
-            refusal = refusal_when_asked(event.spec.name, asked, self.conn.capabilities)
-            if refusal is not None:
-                raise refusal
-        as_task = self.receiver.call(event, scope, self._run) if self.receiver else None
-        if as_task is not None:
-            return await as_task
-        return tied(await self._run(event, scope), event)
-
-    async def _run(self, event: c.IncomingRequest, scope: RequestScope) -> Any:
-        handler = self._handler_of(event)
-        if self.middleware:
-            return await self.middleware.run(Call(event, scope, scope))
-        return await handler(event.params, scope)
-
-    def _handler_of(self, event: c.IncomingRequest) -> Any:
-        registered = self.extension_handlers.get(event.spec.handler)
-        if registered is not None:
-            return registered
-        handler = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
-        if handler is None or not implemented(self.handlers, event.spec.handler):
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
-        return handler
-
-    def _after_middleware(self, call: Call) -> Awaitable[Any]:
-        return self._handler_of(call.event)(call.params, call.context)
+        return self.answers.use(middleware)
 
     async def _on_notification(self, event: c.IncomingNotification) -> None:
         name = event.spec.name
@@ -790,13 +673,7 @@ class ClientSession:
             waiter = self._completions.get(completed) if isinstance(completed, str) else None
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
-        registered = self.extension_handlers.get(event.spec.handler)
-        if registered is not None:
-            await registered(event.params)
-            return
-        hook = getattr(self.handlers, event.spec.handler, None) if self.handlers else None
-        if hook is not None and implemented(self.handlers, event.spec.handler):
-            await hook(event.params)
+        await self.answers.notified(event)
 
     # -- listening ---------------------------------------------------------------------------
 
@@ -897,8 +774,8 @@ class ClientSession:
         self._closing = True
         for listener in list(self._listeners):
             await listener.close()
-        if self.receiver is not None:
-            await self.receiver.tasks.close()
+        if self.answers.receiver is not None:
+            await self.answers.receiver.tasks.close()
         if self.session is not None:
             await self.session.close()
         if self._reader is not None:
