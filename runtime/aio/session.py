@@ -39,7 +39,7 @@ from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
-from ..core.negotiation import VersionInfo, has_capability
+from ..core.negotiation import VersionInfo, has_capability, required_capabilities
 from ..core.modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
 
 log = logging.getLogger("mcpgen.runtime")
@@ -534,14 +534,10 @@ class RequestScope:
         """Fail the request unless the client declared ``capability`` (a path)."""
         if has_capability(self.client_capabilities, capability):
             return
-        required: dict[str, Any] = {}
-        node = required
-        for part in capability:
-            node = node.setdefault(part, {})
         raise McpError(
             MISSING_CLIENT_CAPABILITY,
             f"Missing required client capability: {'.'.join(capability)}",
-            {"requiredCapabilities": required},
+            {"requiredCapabilities": required_capabilities(capability)},
         )
 
     async def progress(

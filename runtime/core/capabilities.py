@@ -15,6 +15,7 @@ from msgspec import UNSET
 from . import elicitation, modern
 from .errors import INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, McpError
 from .negotiation import VersionInfo, Versions, has_capability, refusal_to_send
+from .negotiation import required_capabilities
 from .json_values import as_object
 from .roles import role_of
 
@@ -188,15 +189,11 @@ def refusal_to_ask(
         return None
     if _version_has(version, path):
         return refusal_to_send(method, path, "server")
-    required: dict[str, Any] = {}
-    node = required
-    for part in path:
-        node = node.setdefault(part, {})
     return McpError(
         MISSING_CLIENT_CAPABILITY,
         f"{method} needs the client's {'.'.join(path)} capability, which protocol"
         f" {version.version} does not have",
-        {"requiredCapabilities": required},
+        {"requiredCapabilities": required_capabilities(path)},
     )
 
 

@@ -286,16 +286,23 @@ def has_capability(capabilities: Mapping[str, Any], path: Sequence[str] | None) 
     return node is not False and node is not None
 
 
+def required_capabilities(path: Sequence[str]) -> dict[str, Any]:
+    """The capability at ``path`` as the ``requiredCapabilities`` of an error names it:
+    ``("elicitation", "url")`` -> ``{"elicitation": {"url": {}}}``."""
+    required: dict[str, Any] = {}
+    node = required
+    for part in path:
+        node = node.setdefault(part, {})
+    return required
+
+
 def refusal_to_send(method: str, capability: Sequence[str], role: str) -> McpError:
     """Why ``role`` may not send ``method``: the peer did not declare ``capability``. A
     server asking a client for what it cannot give fails the way a modern request does
     (MissingRequiredClientCapability, naming what is required); a client asking for what
     the server does not offer gets what the server would answer (method not found)."""
     peer = "client" if role == "server" else "server"
-    required: dict[str, Any] = {}
-    node = required
-    for part in capability:
-        node = node.setdefault(part, {})
+    required = required_capabilities(capability)
     return McpError(
         MISSING_CLIENT_CAPABILITY if role == "server" else METHOD_NOT_FOUND,
         f"{method} needs the {peer}'s {'.'.join(capability)} capability, which it did not declare",

@@ -17,9 +17,7 @@ get clear answers (or are ignored), and the client's next request works."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -28,12 +26,11 @@ import pytest
 from mcpgen.generated.v2025_11_25 import client as client25
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.runtime import App, McpError
-from mcpgen.runtime.aio.memory import memory_pair
 from mcpgen.runtime.client import ClientSession
 from mcpgen.runtime.core.errors import INVALID_PARAMS, UrlElicitationRequired
 from support.checkout import ROOT
-from support.messages import notification, request
-from support.sansio import RawPeer, run
+from support.messages import notification
+from support.sansio import RawPeer, ask, legacy_client, run
 from support.wire_oracle import Schema
 
 t = client25.t
@@ -79,34 +76,6 @@ class Handlers(client25.ClientHandlers):
         return t.CreateMessageResult(role="assistant", content=t.TextContent(text="x"), model="m")
 
 
-@contextlib.asynccontextmanager
-async def connected(session: ClientSession) -> AsyncIterator[tuple[RawPeer, dict[str, Any]]]:
-    """``session`` connected to a raw 2025-11-25 server with tools: the peer, and the
-    capabilities the client declared."""
-    client_end, server_end = memory_pair()
-    peer = RawPeer(server_end)
-    connecting = asyncio.ensure_future(session.connect(client_end, mode="legacy"))
-    init = await peer.read()
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "raw", "version": "0"},
-    }
-    await peer.send({"jsonrpc": "2.0", "id": init["id"], "result": result})
-    assert (await peer.read())["method"] == "notifications/initialized"
-    await connecting
-    try:
-        yield peer, init["params"]["capabilities"]
-    finally:
-        await session.close()
-        await client_end.close()
-
-
-async def ask(peer: RawPeer, rid: int, method: str, params: Any) -> Any:
-    await peer.send(request(rid, method, params))
-    return await peer.answer_to(rid)
-
-
 def answer(rid: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
@@ -138,7 +107,7 @@ def test_the_client_declares_url_mode_and_its_handler_gets_url_params() -> None:
         session = ClientSession(
             client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
         )
-        async with connected(session) as (peer, declared):
+        async with legacy_client(session, {"tools": {}}) as (peer, declared):
             assert valid("ClientCapabilities", declared)["elicitation"] == BOTH_MODES["elicitation"]
             result = (await ask(peer, 1, "elicitation/create", ELICIT_URL))["result"]
             assert valid("ElicitResult", result) == {"action": "accept"}
@@ -199,7 +168,7 @@ def test_what_the_client_did_not_declare_is_answered_minus_32602(
         session = ClientSession(
             client25.BINDING, handlers, capabilities=capabilities, output_validation="off"
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             error = valid("JSONRPCErrorResponse", await ask(peer, 1, method, params))["error"]
             assert error["code"] == INVALID_PARAMS
             assert f"capabilities.{undeclared}" in error["message"]
@@ -218,7 +187,7 @@ def test_sampling_with_tools_reaches_the_handler_once_declared() -> None:
             capabilities={"sampling": {"tools": {}}},
             output_validation="off",
         )
-        async with connected(session) as (peer, declared):
+        async with legacy_client(session, {"tools": {}}) as (peer, declared):
             assert valid("ClientCapabilities", declared)["sampling"] == {"tools": {}}
             params = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
@@ -242,7 +211,7 @@ def test_minus_32042_raises_url_elicitation_required_with_its_elicitations() -> 
         session = ClientSession(
             client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             asked = await peer.read()
             await peer.send(failure(asked["id"], REQUIRED))
@@ -271,7 +240,7 @@ def test_the_opt_in_shows_each_url_and_retries_once_the_completions_came() -> No
             url_elicitation_wait=30.0,
             output_validation="off",
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             started = time.monotonic()
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
@@ -305,7 +274,7 @@ def test_the_opt_in_retries_after_the_wait_when_no_completion_comes() -> None:
             url_elicitation_wait=0.2,
             output_validation="off",
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
             await peer.send(failure(first["id"], REQUIRED))
@@ -332,7 +301,7 @@ def test_the_opt_in_raises_when_the_user_does_not_accept(action: str) -> None:
             url_elicitation_wait=30.0,
             output_validation="off",
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
             await peer.send(failure(first["id"], REQUIRED))
@@ -372,7 +341,7 @@ def test_garbage_url_elicitation_params_are_answered_with_an_error(params: Any) 
         session = ClientSession(
             client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             reply = valid("JSONRPCErrorResponse", await ask(peer, 1, "elicitation/create", params))
             assert reply["error"]["code"] in (INVALID_PARAMS, -32600)
             assert handlers.asked == []
@@ -405,7 +374,7 @@ def test_a_bogus_elicitation_complete_is_ignored(params: Any) -> None:
             url_elicitation_wait=30.0,
             output_validation="off",
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             await peer.send(notification("notifications/elicitation/complete", params))
             await still_usable(session, peer)
             assert await peer.quiet(0.05) == []
@@ -436,7 +405,7 @@ def test_a_minus_32042_with_garbage_data_raises_with_no_elicitations(data: Any) 
             url_elicitation_wait=30.0,
             output_validation="off",
         )
-        async with connected(session) as (peer, _):
+        async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
             error: dict[str, Any] = {"code": -32042, "message": "visit"}

@@ -214,6 +214,38 @@ class RawPeer:
         await self.send(notification("notifications/initialized"))
 
 
+@contextlib.asynccontextmanager
+async def legacy_client(
+    session: Any, capabilities: dict[str, Any]
+) -> AsyncIterator[tuple[RawPeer, dict[str, Any]]]:
+    """``session`` (a ``ClientSession``) connected to a raw 2025-11-25 server offering
+    ``capabilities``: the peer, and what the client declared in ``initialize``."""
+    client_end, server_end = memory_pair()
+    peer = RawPeer(server_end)
+    connecting = asyncio.ensure_future(session.connect(client_end, mode="legacy"))
+    init = await peer.read()
+    assert init["method"] == "initialize"
+    result = {
+        "protocolVersion": LATEST_LEGACY,
+        "capabilities": capabilities,
+        "serverInfo": {"name": "raw", "version": "0"},
+    }
+    await peer.send({"jsonrpc": "2.0", "id": init["id"], "result": result})
+    assert (await peer.read())["method"] == "notifications/initialized"
+    await connecting
+    try:
+        yield peer, init["params"]["capabilities"]
+    finally:
+        await session.close()
+        await client_end.close()
+
+
+async def ask(peer: RawPeer, rid: int, method: str, params: Any) -> Any:
+    """Send the client ``method`` as request ``rid``; its answer."""
+    await peer.send(request(rid, method, params))
+    return await peer.answer_to(rid)
+
+
 def settle(conn: Connection, version: str, capabilities: dict[str, Any]) -> Connection:
     """A client ``conn`` settled on ``version`` with a server offering ``capabilities``, the
     way it gets there: the handshake (legacy) or ``server/discover`` (modern)."""

@@ -10,9 +10,7 @@ Bad input: a server answering garbage task forms (2025-11-25 and 2026-07-28) get
 clear error raised to the caller, and the client's next request works."""
 
 import asyncio
-import contextlib
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
-from support.sansio import RawPeer, request, run  # noqa: E402
+from support.sansio import RawPeer, ask, legacy_client, request, run  # noqa: E402
 from support.wire_oracle import Schema  # noqa: E402
 
 SCHEMA = Schema("2025-11-25", ROOT / "schema" / "2025-11-25" / "schema.json")
@@ -63,43 +61,15 @@ class Handlers(client25.ClientHandlers):
         raise AssertionError("unreachable")
 
 
-@contextlib.asynccontextmanager
-async def legacy_client(
-    session: ClientSession, capabilities: Any = None
-) -> AsyncIterator[tuple[RawPeer, dict[str, Any]]]:
-    """``session`` connected to a raw 2025-11-25 server: the peer and what the client
-    declared in ``initialize``."""
-    client_end, server_end = memory_pair()
-    peer = RawPeer(server_end)
-    connecting = asyncio.ensure_future(session.connect(client_end, mode="legacy"))
-    init = await peer.read()
-    assert init["method"] == "initialize"
-    caps = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": capabilities if capabilities is not None else caps,
-        "serverInfo": {"name": "raw", "version": "0"},
-    }
-    await peer.send({"jsonrpc": "2.0", "id": init["id"], "result": result})
-    assert (await peer.read())["method"] == "notifications/initialized"
-    await connecting
-    try:
-        yield peer, init["params"]["capabilities"]
-    finally:
-        await session.close()
-        await client_end.close()
-
-
-async def ask(peer: RawPeer, rid: int, method: str, params: Any) -> Any:
-    await peer.send(request(rid, method, params))
-    return await peer.answer_to(rid)
+#: What the raw server offers: tools, and tools called as tasks.
+OFFERED = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
 
 
 def test_the_client_runs_a_servers_task_augmented_requests_as_tasks() -> None:
     async def scenario() -> None:
         handlers = Handlers()
         session = ClientSession(client25.BINDING, handlers, tasks=Tasks())
-        async with legacy_client(session) as (peer, declared):
+        async with legacy_client(session, OFFERED) as (peer, declared):
             assert declared["tasks"] == {
                 "list": {},
                 "cancel": {},
@@ -164,7 +134,7 @@ def test_a_client_without_tasks_answers_augmented_requests_as_ever_and_serves_no
         handlers = Handlers()
         handlers.release.set()
         session = ClientSession(client25.BINDING, handlers)
-        async with legacy_client(session) as (peer, declared):
+        async with legacy_client(session, OFFERED) as (peer, declared):
             assert "tasks" not in declared
             elicit = {"message": "Name?", "requestedSchema": FORM, "task": {}}
             answer = (await ask(peer, 1, "elicitation/create", elicit))["result"]
@@ -212,7 +182,7 @@ def test_garbage_legacy_task_forms_raise_a_clear_error_and_the_client_goes_on(
     async def scenario() -> None:
         # The wire is scripted: no tools/list to learn the tools' output schemas.
         session = ClientSession(client25.BINDING, output_validation="off")
-        async with legacy_client(session) as (peer, _):
+        async with legacy_client(session, OFFERED) as (peer, _):
             serving = asyncio.ensure_future(serve(peer))
 
             async def follow() -> Any:
@@ -315,7 +285,7 @@ def test_answers_to_a_tasks_requests_are_tied_to_it_whatever_the_clients_types(
         if typed == "2025-11-25":
             handlers.release.set()
         binding = client25.BINDING if typed == "2025-11-25" else client26.BINDING
-        async with legacy_client(ClientSession(binding, handlers)) as (peer, _):
+        async with legacy_client(ClientSession(binding, handlers), OFFERED) as (peer, _):
             meta = {RELATED: {"taskId": "server-task-1"}}
             elicit = {"message": "Name?", "requestedSchema": FORM, "_meta": meta}
             answer = valid(
