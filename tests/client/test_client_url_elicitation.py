@@ -76,6 +76,18 @@ class Handlers(client25.ClientHandlers):
         return t.CreateMessageResult(role="assistant", content=t.TextContent(text="x"), model="m")
 
 
+def session_of(handlers: Any, wait: float | None = None) -> ClientSession:
+    """A 2025-11-25 client declaring both elicitation modes (tool outputs unchecked: the
+    raw server answers only what each test asks), retrying after URL visits when ``wait``."""
+    return ClientSession(
+        client25.BINDING,
+        handlers,
+        capabilities=BOTH_MODES,
+        url_elicitation_wait=wait,
+        output_validation="off",
+    )
+
+
 def answer(rid: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
@@ -104,9 +116,7 @@ def test_the_client_declares_url_mode_and_its_handler_gets_url_params() -> None:
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
-        )
+        session = session_of(handlers)
         async with legacy_client(session, {"tools": {}}) as (peer, declared):
             assert valid("ClientCapabilities", declared)["elicitation"] == BOTH_MODES["elicitation"]
             result = (await ask(peer, 1, "elicitation/create", ELICIT_URL))["result"]
@@ -208,9 +218,7 @@ def test_minus_32042_raises_url_elicitation_required_with_its_elicitations() -> 
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
-        )
+        session = session_of(handlers)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             asked = await peer.read()
@@ -233,13 +241,7 @@ def test_the_opt_in_shows_each_url_and_retries_once_the_completions_came() -> No
     async def scenario() -> None:
         handlers = Handlers()
         two = [ELICIT_URL, {**ELICIT_URL, "elicitationId": "e-2", "url": URL + "/2"}]
-        session = ClientSession(
-            client25.BINDING,
-            handlers,
-            capabilities=BOTH_MODES,
-            url_elicitation_wait=30.0,
-            output_validation="off",
-        )
+        session = session_of(handlers, wait=30.0)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             started = time.monotonic()
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
@@ -267,13 +269,7 @@ def test_the_opt_in_retries_after_the_wait_when_no_completion_comes() -> None:
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING,
-            handlers,
-            capabilities=BOTH_MODES,
-            url_elicitation_wait=0.2,
-            output_validation="off",
-        )
+        session = session_of(handlers, wait=0.2)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
@@ -294,13 +290,7 @@ def test_the_opt_in_retries_after_the_wait_when_no_completion_comes() -> None:
 def test_the_opt_in_raises_when_the_user_does_not_accept(action: str) -> None:
     async def scenario() -> None:
         handlers = Handlers(action)
-        session = ClientSession(
-            client25.BINDING,
-            handlers,
-            capabilities=BOTH_MODES,
-            url_elicitation_wait=30.0,
-            output_validation="off",
-        )
+        session = session_of(handlers, wait=30.0)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
@@ -338,9 +328,7 @@ def test_garbage_url_elicitation_params_are_answered_with_an_error(params: Any) 
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING, handlers, capabilities=BOTH_MODES, output_validation="off"
-        )
+        session = session_of(handlers)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             reply = valid("JSONRPCErrorResponse", await ask(peer, 1, "elicitation/create", params))
             assert reply["error"]["code"] in (INVALID_PARAMS, -32600)
@@ -367,13 +355,7 @@ def test_a_bogus_elicitation_complete_is_ignored(params: Any) -> None:
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING,
-            handlers,
-            capabilities=BOTH_MODES,
-            url_elicitation_wait=30.0,
-            output_validation="off",
-        )
+        session = session_of(handlers, wait=30.0)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             await peer.send(notification("notifications/elicitation/complete", params))
             await still_usable(session, peer)
@@ -398,13 +380,7 @@ def test_a_minus_32042_with_garbage_data_raises_with_no_elicitations(data: Any) 
 
     async def scenario() -> None:
         handlers = Handlers()
-        session = ClientSession(
-            client25.BINDING,
-            handlers,
-            capabilities=BOTH_MODES,
-            url_elicitation_wait=30.0,
-            output_validation="off",
-        )
+        session = session_of(handlers, wait=30.0)
         async with legacy_client(session, {"tools": {}}) as (peer, _):
             calling = asyncio.ensure_future(session.request("tools/call", {"name": "x"}))
             first = await peer.read()
