@@ -44,6 +44,15 @@ class Signals:
         self.cancelled = asyncio.Event()
 
 
+def name_form() -> t.ElicitRequestFormParams:
+    """The form the upstream tools here ask with: a name."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    return t.ElicitRequestFormParams(
+        message="Name?",
+        requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
+    )
+
+
 def upstream_app(signals: Signals | None = None) -> App:
     signals = signals or Signals()
     app = App("upstream-app", "2.5.0", binding=stubs, instructions="Use add to add.")
@@ -56,11 +65,7 @@ def upstream_app(signals: Signals | None = None) -> App:
     @app.tool
     async def greet(ctx: stubs.Context) -> str:
         """Ask the user's name, then the model for a greeting; report and log meanwhile."""
-        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-        form = t.ElicitRequestFormParams(
-            message="Name?",
-            requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-        )
+        form = name_form()
         answer = await ctx.elicit(form, key="name")
         name = (answer.content or {}).get("name")
         await ctx.report_progress(1, 2, "asked")
@@ -294,11 +299,7 @@ def barrier_app(parties: int) -> App:
         if len(arrived) > parties:
             arrived[0].set()
         await asyncio.wait_for(arrived[0].wait(), 5)
-        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-        form = t.ElicitRequestFormParams(
-            message="Name?",
-            requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-        )
+        form = name_form()
         answer = await ctx.elicit(form)
         return str((answer.content or {}).get("name"))
 
@@ -581,11 +582,7 @@ def test_a_question_asked_inside_an_upstream_task_reaches_the_client(up: Mode, d
         @app.tool(task="required")
         async def survey(ctx: stubs.Context) -> str:
             """Ask a name, as a task."""
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-            form = t.ElicitRequestFormParams(
-                message="Name?",
-                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-            )
+            form = name_form()
             answer = await ctx.elicit(form, key="name")
             return f"surveyed {(answer.content or {}).get('name')}"
 
@@ -630,11 +627,7 @@ def test_questions_a_legacy_upstream_asks_at_once_come_in_one_round() -> None:
         @app.tool
         async def three(ctx: stubs.Context) -> str:
             """Ask three things at once."""
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-            form = t.ElicitRequestFormParams(
-                message="Name?",
-                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-            )
+            form = name_form()
             question = t.SamplingMessage(role="user", content=t.TextContent(text="Hi"))
             sampling = t.CreateMessageRequestParams(messages=[question], max_tokens=5)
             named, said, _ = await asyncio.gather(
@@ -727,11 +720,7 @@ def test_questions_of_upstream_tasks_in_flight_together_reach_their_own_clients(
         async def survey(ctx: stubs.Context) -> str:
             """Ask a name, as a task."""
             await asyncio.sleep(0.1)
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-            form = t.ElicitRequestFormParams(
-                message="Name?",
-                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-            )
+            form = name_form()
             answer = await ctx.elicit(form, key="name")
             return f"surveyed {(answer.content or {}).get('name')}"
 
@@ -772,11 +761,7 @@ def test_a_task_asking_before_its_call_has_noted_it_reaches_that_calls_client(
         @app.tool(task="required")
         async def survey(ctx: stubs.Context) -> str:
             """Ask a name at once, as a task."""
-            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
-            form = t.ElicitRequestFormParams(
-                message="Name?",
-                requested_schema=t.convert(schema, t.ElicitRequestFormParamsRequestedSchema),
-            )
+            form = name_form()
             answer = await ctx.elicit(form, key="name")
             return f"surveyed {(answer.content or {}).get('name')}"
 
