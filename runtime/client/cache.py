@@ -17,6 +17,7 @@ anything stays, whatever the server says.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections import OrderedDict
@@ -27,6 +28,8 @@ from msgspec import UNSET
 
 from ..core.json_values import as_object
 from ..core.limits import CLIENT, Limits
+
+log = logging.getLogger("mcpgen.runtime.client")
 
 #: The requests whose results carry caching hints (``server/discover`` has them too; what
 #: it says is kept by ``runtime.client.eras``).
@@ -159,6 +162,8 @@ class ResponseCache:
         #: Prefixes being forgotten (their store's ``drop`` not done yet), and by how many:
         #: nothing under them is given meanwhile, however long the store takes.
         self._dropping: dict[str, int] = {}
+        #: Prefixes a store failed to forget: nothing under them is given until it does.
+        self._unsure: set[str] = set()
 
     def _keys(self, server: str, method: str, params: str) -> tuple[str, str]:
         prefix = _prefix(server, method)
@@ -171,11 +176,16 @@ class ResponseCache:
         key = params_key(params) if method in CACHEABLE else None
         if key is None:
             return None
-        if _prefix(server, method) in self._dropping:
+        prefix = _prefix(server, method)
+        if prefix in self._dropping or prefix in self._unsure:
             self.misses += 1
             return None
         for store_key in self._keys(server, method, key):
-            entry = await self.store.get(store_key)
+            try:
+                entry = await self.store.get(store_key)
+            except Exception as exc:  # a store out of reach: the server is asked
+                log.warning("the response cache's store failed to read: %s", exc)
+                entry = None
             if entry is not None and entry.expires > time.time():
                 self.hits += 1
                 return entry.raw
@@ -200,7 +210,11 @@ class ResponseCache:
         seconds, public = fresh
         public_key, private_key = self._keys(server, method, key)
         entry = Entry(bytes(raw), time.time() + seconds)
-        await self.store.put(public_key if public else private_key, entry)
+        try:
+            await self.store.put(public_key if public else private_key, entry)
+        except Exception as exc:  # nothing kept; the caller has its result all the same
+            log.warning("the response cache's store failed to keep a result: %s", exc)
+            return False
         return True
 
     async def stale(self, server: str, notification: str) -> None:
@@ -223,7 +237,13 @@ class ResponseCache:
             self._dropping[prefix] = self._dropping.get(prefix, 0) + 1
         try:
             for prefix in prefixes:
-                await self.store.drop(prefix)
+                try:
+                    await self.store.drop(prefix)
+                except Exception as exc:  # what it still holds predates the change
+                    log.warning("the response cache's store failed to forget: %s", exc)
+                    self._unsure.add(prefix)
+                else:
+                    self._unsure.discard(prefix)
         finally:
             for prefix in prefixes:
                 left = self._dropping.pop(prefix) - 1

@@ -230,3 +230,62 @@ async def test_retries_with_answers_are_never_kept() -> None:
     retry = {"uri": "file:///a", "inputResponses": {"k": {}}, "requestState": "s"}
     assert not await cache.keep(SERVER, "resources/read", retry, raw, 0)
     assert not await cache.keep(SERVER, "tools/call", {"name": "x"}, raw, 0)
+
+
+class BrokenStore:
+    """A store out of reach: every call fails (a Redis that went away)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def get(self, key: str) -> Any:
+        self.calls += 1
+        raise ConnectionError("store unreachable")
+
+    async def put(self, key: str, entry: Any) -> None:
+        self.calls += 1
+        raise ConnectionError("store unreachable")
+
+    async def drop(self, prefix: str) -> None:
+        self.calls += 1
+        raise ConnectionError("store unreachable")
+
+
+async def test_a_store_that_fails_costs_only_its_results(caplog: pytest.LogCaptureFixture) -> None:
+    """Reads, keeps and forgets that fail are logged; every request reaches the server and
+    is answered, and a method the store could not forget is never served from it."""
+    server = Counted(kept(60_000))
+    store = BrokenStore()
+
+    async def run() -> None:
+        async with server.app.test_client(cache=ResponseCache(store)) as client:
+            for _ in range(3):
+                listed = await client.session.request("tools/list")
+                assert [t.name for t in listed.tools] == ["echo"]
+            assert server.asked["tools/list"] == 3 and store.calls >= 6
+            await client.session.cache.stale(SERVER, "notifications/tools/list_changed")
+
+    await asyncio.wait_for(run(), TIMEOUT)
+    assert "failed to read" in caplog.text and "failed to keep" in caplog.text
+    assert "failed to forget" in caplog.text
+
+
+async def test_a_method_the_store_failed_to_forget_is_not_served_until_it_does() -> None:
+    class Flaky(MemoryStore):
+        failing = True
+
+        async def drop(self, prefix: str) -> None:
+            if self.failing:
+                raise ConnectionError("store unreachable")
+            await super().drop(prefix)
+
+    store = Flaky()
+    cache = ResponseCache(store)
+    raw = b'{"ttlMs": 60000, "cacheScope": "public", "tools": []}'
+    assert await cache.keep(SERVER, "tools/list", None, raw, 0)
+    await cache.stale(SERVER, "notifications/tools/list_changed")
+    assert await cache.lookup(SERVER, "tools/list", None) is None
+    store.failing = False
+    await cache.stale(SERVER, "notifications/tools/list_changed")
+    assert await cache.keep(SERVER, "tools/list", None, raw, cache.generation(SERVER, "tools/list"))
+    assert await cache.lookup(SERVER, "tools/list", None) == raw
