@@ -145,7 +145,7 @@ class Listener:
         self._acked = asyncio.Event()
         self._acks = 0
         self._task: asyncio.Task[None] | None = None
-        self._ended = False
+        self._started = self._ended = False
         self._error: BaseException | None = None
         self._held: tuple[str, ...] = ()  # legacy: the URIs this listen subscribed to
         #: The request id of the open stream (modern), by which its notifications come.
@@ -169,7 +169,7 @@ class Listener:
         return self
 
     async def __anext__(self) -> Change:
-        if self._task is None and not self._ended and not self.honoured:
+        if not self._started:
             await self.start()
         while True:
             change = self.backlog.take()
@@ -187,6 +187,9 @@ class Listener:
         host = self._host
         if host.session is None:
             raise RuntimeError("not connected")
+        if self._started:
+            raise RuntimeError("this listen was started already")
+        self._started = True
         if host.era == "modern":
             self._task = asyncio.get_running_loop().create_task(self._follow())
             waiting = asyncio.ensure_future(self._acked.wait())

@@ -272,3 +272,26 @@ async def test_a_flooding_server_cannot_grow_the_backlog() -> None:
                 assert all(c.kind in ("resource", "tools") for c in got)
 
     await asyncio.wait_for(run(), TIMEOUT)
+
+
+async def test_iterating_a_listen_starts_it_once() -> None:
+    """``async for`` without ``async with`` opens the stream when the first change is asked
+    for, and only then, even when the server honours nothing of what was asked."""
+
+    def honouring_nothing(request: dict[str, Any]) -> list[dict[str, Any]]:
+        ack = "notifications/subscriptions/acknowledged"
+        return [notification(ack, request["id"], notifications={})]
+
+    async def run() -> None:
+        script = {"server/discover": discovered(CAPS), "subscriptions/listen": honouring_nothing}
+        async with scripted(script) as server:
+            changes = server.session.listen(tools=True)
+            for _ in range(2):
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(changes.__anext__(), 0.2)
+            assert changes.honoured == {} and server.asked("subscriptions/listen") == 1
+            with pytest.raises(RuntimeError, match="started already"):
+                await changes.start()
+            await changes.close()
+
+    await asyncio.wait_for(run(), TIMEOUT)
