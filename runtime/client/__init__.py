@@ -3,7 +3,7 @@ generated typed ``Client`` (``session``), renewing a session a legacy server los
 (``recovery``); connecting over stdio or a URL (``transports``), the Streamable HTTP
 client transport (``http``), a client in the same event loop as its server
 (``in_memory``), and tasks followed from the requester's side (``tasks``). What the
-server says changed (``listen``), every page of a list (``pages``), results kept as long
+server says changed (``listen``), every page of a list (``core.pages``), results kept as long
 as the server allows (``cache``), each server's era kept for the next connection
 (``eras``), and tool results checked against their ``outputSchema`` and converted to the
 caller's type (``outputs``). ``auth`` is the OAuth 2.1 client.
@@ -18,7 +18,7 @@ from ..core.limits import Limits
 from .cache import CacheStore, MemoryStore, ResponseCache
 from .eras import EraStore, FileEras, MemoryEras
 from .listen import Change, ListenEnded, Listener
-from .pages import PaginationError
+from ..core.pages import PaginationError
 from .outputs import OutputValidation, OutputValidationError, ToolCallFailed
 from .recovery import SAFE_TO_RETRY, Recovery, Restart, SessionLost, SessionRenewed
 from .session import ClientSession, Mode

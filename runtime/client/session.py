@@ -41,13 +41,13 @@ from ..core.negotiation import Versions
 from ..core.json_values import as_array, as_object, member
 from ..core.capabilities import derive_capabilities
 from ..aio.session import ProgressCallback, Session, Transport
-from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders, tool_pages
+from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders
 from . import tasks as tc
 from ..tasks.extension import EXTENSION as TASKS
 from ..tasks.receiver import ClientTasks
 from ..tasks.engine import Tasks
 from .recovery import Recovery, Restart, SessionLost, SessionRenewed
-from . import pages as pg
+from ..core import pages as pg
 from .cache import CACHEABLE, STALE_AFTER, ResponseCache
 from .eras import ERAS, EraStore, Known, learned
 from .listen import ACKNOWLEDGED, NOTIFIED, Listener, wanted_filter
@@ -391,7 +391,9 @@ class ClientSession:
         if self.cache is not None and method in CACHEABLE and self.era == "modern":
             kept = await self.cache.lookup(self.server_key, method, params)
             if kept is not None:
-                return self.conn.decode_result(method, msgspec.Raw(kept), result)
+                answer = self.conn.decode_result(method, msgspec.Raw(kept), result)
+                self._learn(method, params, answer)  # e.g. a list kept by another session
+                return answer
             keep = _Keep(self.cache, self.cache.generation(self.server_key, method), result)
             options["result"] = msgspec.Raw  # kept as sent, decoded below
         if self.telemetry is not None:
@@ -430,11 +432,7 @@ class ClientSession:
                     answer = self.conn.decode_result(method, raw, keep.result)
                     if not answered:  # the answers to input rounds are not kept
                         await keep.cache.keep(self.server_key, method, params, raw, keep.generation)
-                if method == LIST_TOOLS:
-                    self.tools.remember(answer, drop_invalid=self._header_safe())
-                    self.outputs.listed(params, answer)
-                elif method in (SUBSCRIBE, UNSUBSCRIBE):
-                    self._note_subscription(method, params)
+                self._learn(method, params, answer)
                 done = await tc.follow(self, answer) if followed else answer
                 if method == CALL_TOOL and followed:
                     await self.outputs.check(params, done, self._relist_tools)
@@ -443,6 +441,15 @@ class ClientSession:
                 break
             params = await self.answers.retry_params(params, answer, self.protocol_version)
         raise McpError(INVALID_REQUEST, f"{method} still needs input after {rounds} rounds")
+
+    def _learn(self, method: str, params: Any, answer: Any) -> None:
+        """What the session keeps of an answer: a tool list's header annotations and
+        output schemas, the URIs subscribed."""
+        if method == LIST_TOOLS:
+            self.tools.remember(answer, drop_invalid=self._header_safe())
+            self.outputs.listed(params, answer)
+        elif method in (SUBSCRIBE, UNSUBSCRIBE):
+            self._note_subscription(method, params)
 
     async def _visiting(
         self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
@@ -599,12 +606,12 @@ class ClientSession:
         return exc.code == HEADER_MISMATCH and method == CALL_TOOL and self._header_safe()
 
     async def _relist_tools(self) -> None:
-        """Every page of the server's tools (:meth:`request` remembers their annotations)."""
+        """Every page of the server's tools (:meth:`request` remembers their annotations
+        and schemas), from the server: a kept list is what made it needed."""
+        if self.cache is not None:
+            await self.cache.forget(self.server_key, LIST_TOOLS)
 
-        async def fetch(cursor: str | None) -> Any:
-            return await self.request(LIST_TOOLS, {"cursor": cursor} if cursor else UNSET)
-
-        async for _ in tool_pages(fetch):
+        async for _ in self.pages(LIST_TOOLS):
             pass
 
     def _header_safe(self) -> bool:
@@ -760,7 +767,7 @@ class ClientSession:
 
     def pages(self, method: str, params: Any = None, result: Any = None) -> AsyncIterator[Any]:
         """Each page of ``method``'s list (``tools/list``, ...), following the server's
-        cursors (``runtime.client.pages``; ``Limits.max_pages``)."""
+        cursors (``runtime.core.pages``; ``Limits.max_pages``)."""
         return pg.pages(
             functools.partial(self.request, result=result), method, params, self.conn.limits
         )

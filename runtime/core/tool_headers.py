@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -28,8 +28,6 @@ log = logging.getLogger("mcpgen.runtime")
 #: The method whose calls carry ``Mcp-Param-*`` headers, and the one that lists the tools.
 CALL_TOOL = "tools/call"
 LIST_TOOLS = "tools/list"
-#: Pages of a tool list read when (re)learning annotations; a bound on a cursor loop.
-MAX_TOOL_PAGES = 100
 _INTEGER = re.compile(r"-?[0-9]+")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _KEY = "x-mcp-header"
@@ -124,17 +122,6 @@ class ToolHeaders:
                 continue
             out[f"Mcp-Param-{name}"] = encode_header_value(value)
         return out
-
-
-async def tool_pages(fetch: Callable[[str | None], Awaitable[Any]]) -> AsyncIterator[Any]:
-    """The pages of a tool list, ``fetch(cursor)`` each, following ``nextCursor``."""
-    cursor: str | None = None
-    for _ in range(MAX_TOOL_PAGES):
-        page = await fetch(cursor)
-        yield page
-        cursor = getattr(page, "next_cursor", None)
-        if not isinstance(cursor, str) or not cursor:
-            return
 
 
 def _argument(arguments: Mapping[str, Any], path: Path) -> Any:

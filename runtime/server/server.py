@@ -26,7 +26,9 @@ from ..core.binding import Publish
 from ..core.extensions import Extension, declare, extension_row
 from ..aio.middleware import Call, Chain, Middleware
 from ..core.outgoing import CachePolicy
-from ..core.tool_headers import LIST_TOOLS, ServerToolHeaders, tool_pages
+from ..core.tool_headers import LIST_TOOLS, ServerToolHeaders
+from ..core.pages import pages
+from ..core.json_values import as_object
 from ..tasks.legacy import LegacyTasks
 from ..tasks.legacy import CAPABILITY as LEGACY_TASKS
 from ..tasks.engine import SupportTable, Tasks, TaskTools
@@ -320,14 +322,13 @@ class Server:
         params_type = spec.params
         meta = msgspec.to_builtins(event.meta) if event.meta else None
 
-        async def fetch(cursor: str | None) -> Any:
+        async def fetch(_: str, asked: Any) -> Any:
             raw: dict[str, Any] = {"_meta": meta} if meta else {}
-            if cursor:
-                raw["cursor"] = cursor
+            raw.update(as_object(asked) or {})  # the cursor of a page after the first
             return await handler(self.local.binding.types.convert(raw, params_type), ctx)
 
         try:
-            async for page in tool_pages(fetch):
+            async for page in pages(fetch, LIST_TOOLS, None, self.limits):
                 self.tool_headers.learn(page)
         except Exception:  # the call goes on unchecked rather than failing for this
             log.exception("listing tools to learn their x-mcp-header annotations failed")

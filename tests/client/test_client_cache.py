@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen.runtime import App, McpError
@@ -289,3 +290,34 @@ async def test_a_method_the_store_failed_to_forget_is_not_served_until_it_does()
     await cache.stale(SERVER, "notifications/tools/list_changed")
     assert await cache.keep(SERVER, "tools/list", None, raw, cache.generation(SERVER, "tools/list"))
     assert await cache.lookup(SERVER, "tools/list", None) == raw
+
+
+class Sum(msgspec.Struct):
+    total: int
+
+
+def add(a: int, b: int) -> Sum:
+    """Add two integers."""
+    return Sum(a + b)
+
+
+async def test_a_tool_list_kept_by_another_session_teaches_this_one_its_tools() -> None:
+    """Bob's first list comes from what alice's session kept: his session still learns
+    the tools' schemas and header annotations from it, so his call needs no list of its
+    own."""
+    server = Counted(kept(60_000))
+    server.app.add_tool(add, name="add")
+    store = MemoryStore()
+
+    async def run() -> None:
+        async with server.app.test_client(cache=ResponseCache(store)) as alice:
+            async with server.app.test_client(cache=ResponseCache(store)) as bob:
+                alice.session.server_key = bob.session.server_key = SERVER
+                await alice.session.request("tools/list")
+                listed = await bob.session.request("tools/list")
+                assert [t.name for t in listed.tools] == ["echo", "add"]
+                called = await bob.session.call_tool_as(Sum, "add", {"a": 2, "b": 3})
+                assert called == Sum(5)
+                assert server.asked["tools/list"] == 1
+
+    await asyncio.wait_for(run(), TIMEOUT)

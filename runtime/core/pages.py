@@ -5,7 +5,9 @@ A server may split ``tools/list``, ``prompts/list``, ``resources/list``,
 client that reads only the first sees part of what the server has. :func:`pages` follows
 the cursors, :func:`gather` collects every page's items. Both are bounded
 (``Limits.max_pages``, ``Limits.max_list_items``), and a cursor the server sends a second
-time ends the reading with :class:`PaginationError` rather than going round forever.
+time ends the reading with :class:`PaginationError` rather than going round forever. A
+client reads a server's lists so (``ClientSession.pages``, ``list_all``), and a server its
+own tools when it needs their header annotations.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from ..core.errors import McpgenError
-from ..core.json_values import as_array, as_object
-from ..core.limits import Limits
+from .errors import McpgenError
+from .json_values import as_array, as_object
+from .limits import Limits
 
 #: Sends one request: (method, params) -> its result, typed or plain.
 Fetch = Callable[[str, Any], Awaitable[Any]]
