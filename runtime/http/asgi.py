@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from types import CoroutineType
-from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, MutableMapping
+from typing import Any, Generic, TypeVar, cast
 
 from ..core import jsonrpc
 from ..core.errors import INVALID_REQUEST, McpgenError
@@ -50,10 +50,18 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     deadline.
     """
     pending: Any = receive()  # Any: its kind is told apart by hand, as fast as it gets
-    # A coroutine (what servers give) is driven as it is; any other awaitable by its iterator.
-    waiting: Coroutine[Any, Any, Message] | Generator[Any, Any, Message] = (
-        pending if pending.__class__ is CoroutineType else pending.__await__()
-    )
+    # A coroutine (what uvicorn and hypercorn give) is driven as it is; any other awaitable
+    # by its iterator, when that is a generator. An iterator that only iterates (granian's
+    # futures have no ``send``) is awaited as it is, under the deadline.
+    waiting: Coroutine[Any, Any, Message] | Generator[Any, Any, Message]
+    if pending.__class__ is CoroutineType:
+        waiting = pending
+    else:
+        iterator: Any = pending.__await__()
+        if not hasattr(iterator, "send"):
+            first = Iterating[Message](iterator)
+            return await _within(timeout, _read_rest(receive, limit, first))
+        waiting = iterator
     try:
         step = waiting.send(None)
     except StopIteration as done:
@@ -97,9 +105,11 @@ async def _within(timeout: float, reading: Coroutine[Any, Any, bytes]) -> bytes:
         deadline.cancel()
 
 
-async def _read_rest(receive: Receive, limit: int, first: Message | Resumed[Message]) -> bytes:
+async def _read_rest(
+    receive: Receive, limit: int, first: Message | Resumed[Message] | Iterating[Message]
+) -> bytes:
     """The body, from its ``first`` message (or the ``receive()`` that will give it) on."""
-    message = await first if isinstance(first, Resumed) else first
+    message = await first if isinstance(first, (Resumed, Iterating)) else first
     chunks: list[bytes] = []
     size = 0
     while message["type"] != "http.disconnect":
@@ -149,6 +159,19 @@ class Resumed(Generic[T]):
 
     def __await__(self) -> Generator[Any, Any, T]:
         return _carry_on(self.waiting, self.step)
+
+
+class Iterating(Generic[T]):
+    """An awaitable of an awaitable's iterator that is no generator (it has no ``send``):
+    awaiting it iterates it, which is all such an iterator allows."""
+
+    __slots__ = ("iterator",)
+
+    def __init__(self, iterator: Iterator[Any]) -> None:
+        self.iterator = iterator
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        return cast(T, (yield from self.iterator))
 
 
 class OnSuspend(Generic[T]):

@@ -60,10 +60,13 @@ async def call(
     leave: asyncio.Event | None = None,
     chunk_delay: float = 0.0,
     into: Reply | None = None,
+    iterator_awaitables: bool = False,
 ) -> Reply:
     """One request; ``body`` may be chunks (sent ``chunk_delay`` apart); ``headers`` are
     added to (or, with a ``None``-free override, replace) the base headers. ``into``: the
-    reply to fill as the response arrives (a stream still open can be read meanwhile)."""
+    reply to fill as the response arrives (a stream still open can be read meanwhile).
+    ``iterator_awaitables``: ``receive()`` gives what granian's does, an awaitable whose
+    iterator has no ``send``, instead of a coroutine."""
     merged = {**BASE_HEADERS, **(headers or {})}
     chunks = [body] if isinstance(body, bytes) else list(body)
     reply = into if into is not None else Reply()
@@ -95,14 +98,35 @@ async def call(
                 reply.complete = True
                 done.set()
 
+    def receive_iterated() -> Any:
+        return OnlyIterates(receive())
+
     scope = {
         "type": "http",
         "method": method,
         "path": path,
         "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in merged.items()],
     }
-    await asyncio.wait_for(app(scope, receive, send), timeout)
+    given = receive_iterated if iterator_awaitables else receive
+    await asyncio.wait_for(app(scope, given, send), timeout)
     return reply
+
+
+class OnlyIterates:
+    """An awaitable whose iterator only iterates (no ``send`` or ``throw``), as some ASGI
+    servers' futures are: awaiting it awaits ``coro``."""
+
+    def __init__(self, coro: Any) -> None:
+        self._steps = coro.__await__()
+
+    def __await__(self) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._steps)
 
 
 def request(request_id: Any, method: str, params: Any = None) -> bytes:
