@@ -1,7 +1,7 @@
 """The Streamable HTTP server over real HTTP on 127.0.0.1 (``served``: the everything
-server in process under uvicorn) against bad requests: each gets its status and a JSON-RPC
-error, and the server goes on serving. Wrong or missing headers, methods, media types,
-origins and hosts, bodies over the limit, ``Mcp-Name`` and ``Mcp-Param-*`` headers that
+server in process under each ASGI server) against bad requests: each gets its status and a
+JSON-RPC error, and the server goes on serving. Wrong or missing headers, methods, media
+types, origins and hosts, bodies over the limit or too slow to come, ``Mcp-Name`` and ``Mcp-Param-*`` headers that
 do not match what the body says (decoded from base64 first), and a server that never
 listed its tools still checking them. The client side is plain ``httpx``: every request
 is written by hand (``support.http_endpoint``)."""
@@ -37,7 +37,8 @@ from support.http_endpoint import (
     rpc_error,
     text_of,
 )
-from support.http_servers import SMALL_BODY, Served
+from support.http_servers import BODY_TIMEOUT, SMALL_BODY, Served
+from support.raw_http import Reader, connect
 from support.messages import request
 
 # Slow: real HTTP on 127.0.0.1 throughout (``make unit`` leaves this module out).
@@ -179,6 +180,24 @@ def test_a_body_at_the_limit_is_accepted(endpoint: Endpoint) -> None:
     body = json.dumps(request("edge", "ping")).encode()
     response = endpoint.send("POST", PLAIN, body + b" " * (SMALL_BODY - len(body)))
     assert result_of(response, "edge") == {}
+
+
+def test_a_body_that_stops_coming_gets_408_and_the_server_keeps_serving(
+    endpoint: Endpoint,
+) -> None:
+    """Headers claiming 100 bytes, 10 of them sent, then nothing: 408 once the body
+    deadline has passed, whatever ASGI server serves; the next request is answered."""
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "Content-Length: 100\r\n\r\n"
+    )
+    with connect(endpoint.port) as sock:
+        sock.sendall(head.encode() + b'{"jsonrpc"')
+        response = Reader(sock).response()
+    assert response.status == 408, response
+    assert f"{BODY_TIMEOUT:g} s" in response.json()["error"]["message"]
+    endpoint.assert_serving()
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,13 @@
 ``python tests/interop/conformance_suite.py`` (``make conformance``): installs Node 22 and the
 suite from the npm registry into ``.cache/conformance`` (once), starts the everything
 server over HTTP on 127.0.0.1, runs the server suites (0.2.0-alpha.12 at both requirement
-levels, 0.1.16 ``--suite all``) and the client suites at both levels (authorization
+levels, 0.1.16 ``--suite all``; under uvicorn, then again under granian and hypercorn
+serving ``examples.everything.asgi:app``) and the client suites at both levels (authorization
 included; the client credentials extension's two scenarios scored too, and 2025-03-26's
 two authorization scenarios run at that revision), then the server suites at both levels
 again through ``mcpgen proxy`` in front of the everything server, the proxy's upstream
-speaking the other era (``--proxy``: those runs alone); prints the counts, and exits
+speaking the other era (``--proxy``: those runs alone; ``--servers``: the runs under the
+other ASGI servers alone); prints the counts, and exits
 non-zero on any failure that counts.
 """
 
@@ -263,6 +265,62 @@ def check_proxy(node: list[str], alpha: Path, env: dict[str, str], tmp: Path) ->
     return failed
 
 
+def check_server(
+    node: list[str], alpha: Path, stable: Path, env: dict[str, str], tmp: Path, url: str, by: str
+) -> int:
+    """The server suites against ``url``: the alpha at both requirement levels (its
+    scored scenarios and the tasks extension's), the stable one whole; ``by`` says what
+    serves it, in the titles."""
+    failures = 0
+    for level in LEVELS:
+        out = tmp / f"server-{level}"
+        args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
+        code = run([*node, str(alpha), *args], ROOT, 600, env)
+        scored = scored_scenarios(node, alpha, level, env, "Server")
+        if level == "2026-07-28":
+            scored |= TASK_SCENARIOS
+        failures += code != 0
+        failures += report(f"server{by}, {ALPHA} --requirements {level}", tally(out), scored)
+    out = tmp / "server-stable"
+    args = ["server", "--url", url, "--suite", "all", "-o", str(out)]
+    failures += run([*node, str(stable), *args], ROOT, 600, env) != 0
+    failures += report(f"server{by}, {STABLE} --suite all", tally(out), None)
+    return failures
+
+
+#: ASGI servers other than uvicorn (what ``examples.everything`` serves with) that the
+#: server suites run under too: the command serving ``examples.everything.asgi:app`` on
+#: the port given.
+OTHER_SERVERS = {
+    "granian": lambda port: [
+        *("-m", "granian", "--interface", "asgi", "--host", "127.0.0.1"),
+        *("--port", str(port), "--workers", "1", "examples.everything.asgi:app"),
+    ],
+    "hypercorn": lambda port: [
+        *("-m", "hypercorn", "--bind", f"127.0.0.1:{port}", "examples.everything.asgi:app"),
+    ],
+}
+
+
+def check_under(
+    name: str, node: list[str], alpha: Path, stable: Path, env: dict[str, str], tmp: Path
+) -> int:
+    """The server suites against the everything app served by the ASGI server ``name``."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, *OTHER_SERVERS[name](port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(port, 30)
+        url = f"http://127.0.0.1:{port}/mcp"
+        return check_server(node, alpha, stable, env, tmp, url, f" under {name}")
+    finally:
+        stop(server)
+
+
 def main() -> int:
     env = dict(os.environ)
     binary = node_bin()
@@ -281,24 +339,7 @@ def main() -> int:
     try:
         wait_listening(port, 30)
         with tempfile.TemporaryDirectory() as tmp:
-            for level in LEVELS:
-                out = Path(tmp) / f"server-{level}"
-                args = ["server", "--url", url, "--requirements", level, "-o", str(out)]
-                code = run([*node, str(alpha), *args], ROOT, 600, env)
-                scored = scored_scenarios(node, alpha, level, env, "Server")
-                if level == "2026-07-28":
-                    scored |= TASK_SCENARIOS
-                failures += code != 0
-                failures += report(f"server, {ALPHA} --requirements {level}", tally(out), scored)
-            out = Path(tmp) / "server-stable"
-            code = run(
-                [*node, str(stable), "server", "--url", url, "--suite", "all", "-o", str(out)],
-                ROOT,
-                600,
-                env,
-            )
-            failures += code != 0
-            failures += report(f"server, {STABLE} --suite all", tally(out), None)
+            failures += check_server(node, alpha, stable, env, Path(tmp) / "uvicorn", url, "")
             for level in LEVELS:
                 out = Path(tmp) / f"client-{level}"
                 args = [
@@ -329,6 +370,8 @@ def main() -> int:
             failures += any(t.passed == 0 for t in scenarios.values())
             failures += check_scaffold(node, alpha, env, Path(tmp))
             failures += check_proxy(node, alpha, env, Path(tmp))
+            for name in OTHER_SERVERS:
+                failures += check_under(name, node, alpha, stable, env, Path(tmp) / name)
     finally:
         stop(server)
     print("conformance: " + ("FAILED" if failures else "every scored scenario passed"))
@@ -350,5 +393,25 @@ def main_proxy() -> int:
     return 1 if failures else 0
 
 
+def main_servers() -> int:
+    """``conformance_suite.py --servers``: the server suites under the other ASGI servers
+    alone."""
+    env = dict(os.environ)
+    binary = node_bin()
+    env["PATH"] = f"{binary}{os.pathsep}{env.get('PATH', '')}"
+    alpha, stable = suite(ALPHA, env), suite(STABLE, env)
+    node = [str(binary / "node")]
+    with tempfile.TemporaryDirectory() as tmp:
+        failures = sum(
+            check_under(name, node, alpha, stable, env, Path(tmp) / name) for name in OTHER_SERVERS
+        )
+    print(
+        "conformance under other ASGI servers: "
+        + ("FAILED" if failures else "every scored scenario passed")
+    )
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main_proxy() if sys.argv[1:] == ["--proxy"] else main())
+    modes = {"--proxy": main_proxy, "--servers": main_servers}
+    sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -31,6 +31,8 @@ from support.processes import free_port
 
 #: The in-process server's body limit (the default, 4 MiB, is checked on the subprocess).
 SMALL_BODY = 64 * 1024
+#: How long the in-process server waits for a body (the default is 30 s).
+BODY_TIMEOUT = 1.0
 
 
 #: The test-only tool of ``Probe``: reports progress, then sleeps (``seconds``, default 30)
