@@ -29,7 +29,7 @@ from .inherit import inherit_properties
 from .overrides import Overrides
 from .patches import Patch, apply_patches
 from .roles import find_roles
-from .refs import prune_dangling
+from .refs import container_of, prune_dangling
 from .pins import Pin
 
 _SCALARS: dict[str, ir.ScalarKind] = {
@@ -43,10 +43,11 @@ _HOIST_PREFIX = "__hoisted_"
 
 
 def definitions_of(doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The definitions table of either dialect: draft-07 ``definitions`` or 2020-12 ``$defs``."""
-    for key in ("$defs", "definitions"):
-        if isinstance(doc.get(key), dict):
-            return key, doc[key]
+    """The definitions table and what the schema calls it: ``definitions`` (draft-07) or
+    ``$defs`` (2020-12), whichever it has. Nothing downstream depends on the name."""
+    key = container_of(doc)
+    if key is not None:
+        return key, doc[key]
     raise GenerateError(
         "schema has neither '$defs' nor 'definitions'", "is this an MCP schema.json?"
     )

@@ -3,7 +3,10 @@
 Patches (``patches.py``) fix upstream defects; overrides record how mcpgen chooses to map
 a correct schema onto Python where the schema leaves room: which objects keep undeclared
 keys, which fields have a protocol-defined default, which method results break the
-naming convention, which capability gates a method.
+naming convention, which capability gates a method. Rules name what they match
+(definitions, inline objects under them, fields, methods, roles), never a version nor the
+schema's definitions container (``$defs`` or ``definitions``), so they act alike on a
+revision that renames either.
 """
 
 from __future__ import annotations

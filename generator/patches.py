@@ -7,11 +7,17 @@ schema pinned under a new name, gets every fix it still needs. Where the tests d
 (upstream fixed the defect, or never had it) the patch is not needed and changes nothing;
 ``mcpgen schema add`` says which patches a new revision needs, and a test fails for a
 patch that no pinned schema needs any more.
+
+Nor does a patch depend on what the schema calls its definitions container (upstream
+renamed it once, ``definitions`` in the draft-07 schemas, ``$defs`` in the 2020-12 ones):
+a path whose first segment is ``$defs`` (``definitions`` means the same) points into the
+container the schema has, whatever its name, and the ``$ref``s in a patch's values are
+compared and written in the schema's own spelling. ``schema/patches.json`` spells the
+container ``$defs`` throughout.
 """
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -19,6 +25,7 @@ import msgspec
 
 from .errors import GenerateError
 from .pins import PACKAGE_DIR
+from .refs import CANONICAL, CONTAINERS, container_of, with_container
 
 PATCHES_FILE = PACKAGE_DIR / "schema" / "patches.json"
 
@@ -78,6 +85,15 @@ def _split(pointer: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
+def _parts(doc: Any, pointer: str) -> list[str]:
+    """The segments of ``pointer`` in ``doc``: a first segment naming the definitions
+    container, by either name, names the one ``doc`` has."""
+    parts = _split(pointer)
+    if parts and parts[0] in CONTAINERS:
+        parts[0] = container_of(doc) or parts[0]
+    return parts
+
+
 def _lookup(doc: Any, parts: list[str]) -> tuple[Any, Any] | None:
     """The container of the last part of a pointer and its key there; None when a part
     before it does not exist."""
@@ -95,7 +111,7 @@ def holds(doc: Any, op: Operation) -> bool:
     """Whether a ``test`` operation holds in ``doc``. ``absent`` holds where the object
     the path names a key of exists and lacks that key: a key missing from an object is a
     defect of that object, not of a schema that has no such object at all."""
-    found = _lookup(doc, _split(op.path))
+    found = _lookup(doc, _parts(doc, op.path))
     if found is None:
         return False
     parent, key = found
@@ -103,7 +119,9 @@ def holds(doc: Any, op: Operation) -> bool:
         current = parent[key]
     except (KeyError, IndexError, TypeError):
         return op.absent and isinstance(parent, (dict, list))
-    return not op.absent and current == op.value
+    return not op.absent and with_container(current, CANONICAL) == with_container(
+        op.value, CANONICAL
+    )
 
 
 def needed(doc: Any, patch: Patch) -> bool:
@@ -113,7 +131,7 @@ def needed(doc: Any, patch: Patch) -> bool:
 
 def change(doc: Any, op: Operation, patch: Patch) -> None:
     """Apply one ``add``/``replace``/``remove`` of ``patch`` to ``doc`` in place."""
-    found = _lookup(doc, _split(op.path))
+    found = _lookup(doc, _parts(doc, op.path))
     if found is None:
         raise GenerateError(
             f"patch {patch.id}: {op.op} {op.path}: the path does not exist although the "
@@ -121,13 +139,14 @@ def change(doc: Any, op: Operation, patch: Patch) -> None:
             "the tests do not pin down the defect: review the patch in schema/patches.json",
         )
     parent, key = found
+    value = with_container(op.value, container_of(doc) or CANONICAL)
     try:
         if op.op == "remove":
             del parent[key]
         elif op.op == "add" and isinstance(parent, list):
-            parent.insert(len(parent) if key == "-" else key, copy.deepcopy(op.value))
+            parent.insert(len(parent) if key == "-" else key, value)
         else:  # add, replace
-            parent[key] = copy.deepcopy(op.value)
+            parent[key] = value
     except (KeyError, IndexError, TypeError):
         raise GenerateError(
             f"patch {patch.id}: {op.op} {op.path} cannot be applied",

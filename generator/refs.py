@@ -5,6 +5,10 @@ each one is a warning naming the definition and the JSON path that holds it, and
 what cannot stand without the missing target goes: a union loses the member, any other
 definition is left out (and, in turn, whatever needs that one). ``strict`` makes the first
 dangling reference an error instead, for those who would rather stop.
+
+The definitions container has two names (``$defs``, ``definitions``): the loader and the
+patches ask :func:`container_of` which one a schema uses, and patches write references
+into it with :func:`with_container`, so neither depends on the name.
 """
 
 from __future__ import annotations
@@ -16,6 +20,41 @@ from .errors import GenerateError
 
 #: Keywords whose value is a list of alternatives: a dangling one drops out of the list.
 _ALTERNATIVES = ("anyOf", "oneOf")
+#: What the definitions container is called: ``$defs`` in the 2020-12 schemas,
+#: ``definitions`` in the draft-07 ones (upstream renamed it when it changed dialect). A
+#: ``$ref`` is a JSON pointer, so either name works in either dialect: the schema itself
+#: says which it uses, whatever its ``$schema``.
+CONTAINERS = ("$defs", "definitions")
+#: How mcpgen's own data (``schema/patches.json``) spells the container, whatever a
+#: schema calls it.
+CANONICAL = "$defs"
+
+
+def container_of(doc: Any) -> str | None:
+    """The name of ``doc``'s definitions container (``$defs`` first where a document has
+    both), or None."""
+    if isinstance(doc, dict):
+        for key in CONTAINERS:
+            if isinstance(doc.get(key), dict):
+                return key
+    return None
+
+
+def with_container(node: Any, container: str) -> Any:
+    """A copy of ``node`` whose local ``$ref``s into a definitions container, under either
+    name, point into ``container`` instead (``#/definitions/X`` → ``#/$defs/X``)."""
+    if isinstance(node, dict):
+        out = {key: with_container(value, container) for key, value in node.items()}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            for name in CONTAINERS:
+                if ref.startswith(f"#/{name}/"):
+                    out["$ref"] = f"#/{container}/{ref[len(name) + 3 :]}"
+                    break
+        return out
+    if isinstance(node, list):
+        return [with_container(value, container) for value in node]
+    return node
 
 
 def references(node: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -37,7 +76,7 @@ def _escape(key: str) -> str:
 
 def _target(ref: str) -> str | None:
     """The definition a local ``$ref`` names (``#/$defs/X``, ``#/definitions/X``)."""
-    for prefix in ("#/$defs/", "#/definitions/"):
+    for prefix in (f"#/{name}/" for name in CONTAINERS):
         if ref.startswith(prefix) and "/" not in ref[len(prefix) :]:
             return ref[len(prefix) :].replace("~1", "/").replace("~0", "~")
     return None

@@ -8,6 +8,7 @@ import copy
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from mcpgen.generator.errors import GenerateError
@@ -109,3 +110,57 @@ def test_tests_that_hold_on_a_schema_lacking_the_path_are_reported(tmp_path: Pat
     (patch,) = load_patches(file)
     with pytest.raises(GenerateError, match="patch loose"):
         apply_patches({"other": 1}, (patch,))
+
+
+def _patch(*ops: dict[str, object]) -> Patch:
+    file = json.dumps([{"id": "p", "reason": "r", "ops": list(ops)}])
+    return msgspec.json.decode(file, type=tuple[Patch, ...])[0]
+
+
+@pytest.mark.parametrize("written", ["$defs", "definitions"])
+@pytest.mark.parametrize("container", ["$defs", "definitions"])
+def test_a_patch_finds_its_definition_whatever_the_container_is_called(
+    written: str, container: str
+) -> None:
+    """A path into the definitions container, under either name, points into the one the
+    schema has; a ``$ref`` a test compares or a change writes is read and written in the
+    schema's own spelling, so the patched schema refers only to what it defines."""
+    other = "definitions" if written == "$defs" else "$defs"
+    patch = _patch(
+        {"op": "test", "path": f"/{written}/A/items", "value": {"$ref": f"#/{other}/B"}},
+        {"op": "test", "path": f"/{written}/A/default", "absent": True},
+        {"op": "replace", "path": f"/{written}/A/items", "value": {"$ref": f"#/{written}/C"}},
+    )
+    doc = {
+        "$schema": "x",
+        container: {"A": {"type": "array", "items": {"$ref": f"#/{container}/B"}}, "B": {}},
+    }
+    assert apply_patches(doc, (patch,)).applied == ["p"]
+    assert doc[container]["A"]["items"] == {"$ref": f"#/{container}/C"}
+    assert list(doc) == ["$schema", container]  # the container keeps its name
+    assert apply_patches(doc, (patch,)).not_needed == ["p"]  # fixed: the test fails now
+
+
+def test_a_container_patch_on_a_schema_without_definitions_is_not_needed() -> None:
+    """A schema with no container (or a container that is no object) lacks the defect:
+    nothing changes, nothing fails; a good schema is patched afterwards all the same."""
+    patch = _patch(
+        {"op": "test", "path": "/$defs/A/anyOf", "absent": True},
+        {"op": "add", "path": "/$defs/A/anyOf", "value": [{"$ref": "#/$defs/A"}]},
+    )
+    for garbage in ({}, {"$defs": []}, {"definitions": "x"}, {"$defs": None, "other": {}}):
+        before = copy.deepcopy(garbage)
+        assert apply_patches(garbage, (patch,)).not_needed == ["p"]
+        assert garbage == before
+    good = {"$defs": [], "definitions": {"A": {}}}  # the container that is an object
+    assert apply_patches(good, (patch,)).applied == ["p"]
+    assert good["definitions"] == {"A": {"anyOf": [{"$ref": "#/definitions/A"}]}}
+
+
+def test_the_patches_file_spells_the_container_one_way() -> None:
+    """``schema/patches.json`` writes every path into the container as ``/$defs/...``, and
+    every ``$ref`` as ``#/$defs/...``: one spelling, read as whatever a schema uses."""
+    for patch in PATCHES:
+        for op in patch.ops:
+            assert not op.path.startswith("/definitions/"), (patch.id, op.path)
+            assert "#/definitions/" not in json.dumps(op.value), (patch.id, op.path)
