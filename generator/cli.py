@@ -218,21 +218,33 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
     """
     import json
 
+    from .errors import SchemaError
     from .fetch import add_pin, read_schema
-    from .loader import definitions_of
-    from .override_usage import usage
+    from .override_usage import Profile, profile, report
     from .overrides import load_overrides
-    from .patches import apply_patches, load_patches
+    from .patches import load_patches
+    from .pins import load_pins, version_sort_key
+
+    overrides, patches = load_overrides(), load_patches()
+    # The pinned revisions to compare with, read before the new pin (a re-pin) replaces
+    # one; closest to the new version first. Those not fetched cannot be compared.
+    pins = load_pins()
+    order = sorted({*pins.versions, version}, key=version_sort_key)
+    at = order.index(version)
+    pinned: list[Profile] = []
+    for v in sorted(pins.versions, key=lambda v: (abs(order.index(v) - at), v > version)):
+        try:
+            document = json.loads(read_schema(v, pins))
+        except SchemaError:
+            continue
+        label = f"{v} as pinned before" if v == version else v
+        pinned.append(profile(label, pins.versions[v].era, document, overrides, patches))
 
     pin = add_pin(version, commit, source, era, force=force)
     click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
-    document = json.loads(read_schema(version))
-    report = apply_patches(document, load_patches())
-    click.echo(f"patches it needs: {', '.join(report.applied) or 'none'}")
-    click.echo(f"patches it does not need: {', '.join(report.not_needed) or 'none'}")
-    used = usage(load_overrides(), definitions_of(document)[1])
-    click.echo(f"overrides it uses: {len(used.used)} of {len(used.used) + len(used.unused)}")
-    click.echo(f"overrides with nothing to act on in it: {', '.join(used.unused) or 'none'}")
+    new = profile(version, pin.era, json.loads(read_schema(version)), overrides, patches)
+    for line in report(new, pinned):
+        click.echo(line)
 
 
 @main.command()
