@@ -296,12 +296,16 @@ def generate(
       mcpgen generate --version 2025-11-25 --package acme.mcp --out src
       mcpgen generate --check
     """
+    from .emit import package_path
     from .errors import EXIT_CHECK_FAILED
+    from .fetch import require_fetched
     from .pipeline import Inputs, generate as run
 
     started = time.perf_counter()
     inputs = Inputs.load(strict=strict)
     versions = inputs.pins.select(version)
+    package_path(package)  # a bad name is said before what is missing to generate it
+    require_fetched(versions, inputs.pins, inputs.schema_root)
     changed = run(
         versions,
         package,
@@ -371,11 +375,13 @@ def diff(old: str, new: str, fmt: str) -> None:
       mcpgen diff 2025-06-18 2025-11-25 --format json
     """
     from .diff import diff as compute, to_json, to_markdown
+    from .fetch import require_fetched
     from .pipeline import Inputs, build_ir
 
     inputs = Inputs.load()
     for v in (old, new):
         inputs.pins.get(v)
+    require_fetched(dict.fromkeys((old, new)), inputs.pins, inputs.schema_root)
     result = compute(build_ir(old, inputs), build_ir(new, inputs))
     if fmt == "json":
         click.echo(to_json(result).decode())
