@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -44,14 +45,80 @@ Defaults:
 """
 
 
+#: The highest ``proxy --client-rate``: a million requests a second is no bound at all.
+MAX_CLIENT_RATE = 1_000_000.0
+#: The longest ``proxy --task-after``: a day, in milliseconds.
+MAX_TASK_AFTER_MS = 86_400_000
+
+
 def _progress(message: str) -> None:
     click.echo(f"  {message}", err=True)
 
 
-def _in_range(value: int, low: int, high: int) -> int:
-    if not low <= value <= high:
-        raise click.BadParameter(f"{value} is not between {low} and {high}")
-    return value
+def _number(value: float) -> str:
+    """``1000000`` for 1e6, ``0.5``, ``1e+308``: as a person would write the bound."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}"
+
+
+class WholeNumber(click.IntRange):
+    """A whole-number option from ``low`` to ``high`` (no upper bound when None): a value
+    outside is a usage error saying the bounds, which ``--help`` shows too."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int | None = None) -> None:
+        super().__init__(min=low, max=high)
+
+    def _describe_range(self) -> str:
+        return f"{self.min} to {self.max}" if self.max is not None else f"at least {self.min}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        number: int = click.INT.convert(value, param, ctx)
+        low, high = cast(int, self.min), self.max
+        if high is not None and not low <= number <= high:
+            self.fail(f"{number} is not between {low} and {high}", param, ctx)
+        if number < low:
+            self.fail(f"{number} is less than {low}", param, ctx)
+        return number
+
+
+class RealNumber(click.FloatRange):
+    """A number option above ``low`` (or from it, ``low_open=False``) up to ``high``:
+    never NaN, and infinite only where it means something (``infinite``: "never")."""
+
+    name = "number"
+
+    def __init__(
+        self, low: float, high: float | None = None, low_open: bool = True, infinite: bool = False
+    ) -> None:
+        super().__init__(min=low, max=high, min_open=low_open)
+        self.infinite = infinite
+
+    def _describe_range(self) -> str:
+        bound = _number(cast(float, self.min))
+        low = f"more than {bound}" if self.min_open else f"at least {bound}"
+        if self.max is not None:
+            return f"{low}, at most {_number(self.max)}"
+        return f"{low}, or inf" if self.infinite else low
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        number: float = click.FLOAT.convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if math.isinf(number) and not (self.infinite and number > 0):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        low, high = cast(float, self.min), self.max
+        if self.min_open and number <= low:
+            self.fail(f"{_number(number)} is not more than {_number(low)}", param, ctx)
+        if number < low:
+            self.fail(f"{_number(number)} is less than {_number(low)}", param, ctx)
+        if high is not None and number > high:
+            self.fail(f"{_number(number)} is more than {_number(high)}", param, ctx)
+        return number
 
 
 @click.group(
@@ -151,21 +218,33 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
     """
     import json
 
+    from .errors import SchemaError
     from .fetch import add_pin, read_schema
-    from .loader import definitions_of
-    from .override_usage import usage
+    from .override_usage import Profile, profile, report
     from .overrides import load_overrides
-    from .patches import apply_patches, load_patches
+    from .patches import load_patches
+    from .pins import load_pins, version_sort_key
+
+    overrides, patches = load_overrides(), load_patches()
+    # The pinned revisions to compare with, read before the new pin (a re-pin) replaces
+    # one; closest to the new version first. Those not fetched cannot be compared.
+    pins = load_pins()
+    order = sorted({*pins.versions, version}, key=version_sort_key)
+    at = order.index(version)
+    pinned: list[Profile] = []
+    for v in sorted(pins.versions, key=lambda v: (abs(order.index(v) - at), v > version)):
+        try:
+            document = json.loads(read_schema(v, pins))
+        except SchemaError:
+            continue
+        label = f"{v} as pinned before" if v == version else v
+        pinned.append(profile(label, pins.versions[v].era, document, overrides, patches))
 
     pin = add_pin(version, commit, source, era, force=force)
     click.echo(f"pinned {version}: {pin.era} era, {pin.dialect}, {len(pin.files)} files")
-    document = json.loads(read_schema(version))
-    report = apply_patches(document, load_patches())
-    click.echo(f"patches it needs: {', '.join(report.applied) or 'none'}")
-    click.echo(f"patches it does not need: {', '.join(report.not_needed) or 'none'}")
-    used = usage(load_overrides(), definitions_of(document)[1])
-    click.echo(f"overrides it uses: {len(used.used)} of {len(used.used) + len(used.unused)}")
-    click.echo(f"overrides with nothing to act on in it: {', '.join(used.unused) or 'none'}")
+    new = profile(version, pin.era, json.loads(read_schema(version)), overrides, patches)
+    for line in report(new, pinned):
+        click.echo(line)
 
 
 @main.command()
@@ -194,11 +273,11 @@ def schema_add(version: str, commit: str, source: str | None, era: str | None, f
 )
 @click.option(
     "--jobs",
-    type=int,
+    type=WholeNumber(1, 64),
+    metavar="N",
     default=2,
     show_default=True,
-    callback=lambda ctx, param, value: _in_range(value, 1, 64),
-    help="Processes used to format with black (1 to 64).",
+    help="Processes used to format with black.",
 )
 @click.option(
     "--strict",
@@ -217,12 +296,16 @@ def generate(
       mcpgen generate --version 2025-11-25 --package acme.mcp --out src
       mcpgen generate --check
     """
+    from .emit import package_path
     from .errors import EXIT_CHECK_FAILED
+    from .fetch import require_fetched
     from .pipeline import Inputs, generate as run
 
     started = time.perf_counter()
     inputs = Inputs.load(strict=strict)
     versions = inputs.pins.select(version)
+    package_path(package)  # a bad name is said before what is missing to generate it
+    require_fetched(versions, inputs.pins, inputs.schema_root)
     changed = run(
         versions,
         package,
@@ -292,11 +375,13 @@ def diff(old: str, new: str, fmt: str) -> None:
       mcpgen diff 2025-06-18 2025-11-25 --format json
     """
     from .diff import diff as compute, to_json, to_markdown
+    from .fetch import require_fetched
     from .pipeline import Inputs, build_ir
 
     inputs = Inputs.load()
     for v in (old, new):
         inputs.pins.get(v)
+    require_fetched(dict.fromkeys((old, new)), inputs.pins, inputs.schema_root)
     result = compute(build_ir(old, inputs), build_ir(new, inputs))
     if fmt == "json":
         click.echo(to_json(result).decode())
@@ -428,10 +513,11 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=RealNumber(0, infinite=True),
+    metavar="SECONDS",
     default=60.0,
     show_default=True,
-    help="Seconds a request waits for the upstream's answer.",
+    help="Seconds a request waits for the upstream's answer (inf: no limit).",
 )
 @click.option(
     "--transport",
@@ -444,10 +530,10 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to listen on.")
 @click.option(
     "--port",
-    type=int,
+    type=WholeNumber(0, 65535),
+    metavar="PORT",
     default=3001,
     show_default=True,
-    callback=lambda ctx, param, value: _in_range(value, 0, 65535),
     help="HTTP: port to listen on (0: any free port).",
 )
 @click.option("--path", default="/mcp", show_default=True, help="HTTP: the endpoint's path.")
@@ -497,14 +583,16 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option("--name", help="The name the proxy gives itself (default: the upstream's).")
 @click.option(
     "--client-rate",
-    type=click.FloatRange(min=0, min_open=True),
+    type=RealNumber(0, MAX_CLIENT_RATE),
+    metavar="PER_SECOND",
     default=50.0,
     show_default=True,
     help="Requests per second each client may send on average (twice as many at once).",
 )
 @click.option(
     "--client-in-flight",
-    type=click.IntRange(min=1),
+    type=WholeNumber(1),
+    metavar="N",
     default=32,
     show_default=True,
     help="Requests each client may have unanswered at a time.",
@@ -512,7 +600,7 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 @click.option(
     "--task-after",
     "task_after_ms",
-    type=click.IntRange(min=0),
+    type=WholeNumber(0, MAX_TASK_AFTER_MS),
     metavar="MS",
     help="A call still running after MS milliseconds becomes the proxy's task for a client"
     " that takes tasks, its result kept until asked (any tool; default: only tools the"

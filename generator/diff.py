@@ -6,6 +6,10 @@ so an inline params object in one version and a named definition in the next com
 field by field. What the IR does not carry (constraints, ``format``, ``default``, other
 structural keywords) is compared on the patched schema documents (:mod:`.diff_fields`).
 Methods are compared per direction; capabilities field by field.
+
+A union that changes (a union definition, a field typed ``A | B``, the items or values of
+an array or map of one, an enum) is reported by the members it gained and lost, not as
+its whole member list before and after; members only reordered are no change.
 """
 
 from __future__ import annotations
@@ -25,14 +29,21 @@ if TYPE_CHECKING:
 class FieldChange(msgspec.Struct, frozen=True, omit_defaults=True):
     #: A wire name, "(definition)", or a path into inline schemas (``inputSchema.type``).
     field: str
-    #: "added" | "removed" | "retyped" | "now required" | "now optional", or, for a
-    #: keyword: "constraint" | "format" | "default" | "structure"
+    #: "added" | "removed" | "retyped" | "members" | "now required" | "now optional", or,
+    #: for a keyword: "constraint" | "format" | "default" | "structure"
     change: str
     #: The JSON-Schema keyword of a keyword change (``maxItems``, ``format``, ...).
     keyword: str | None = None
     #: A type, or the keyword's value as compact JSON (absent where the keyword is).
     before: str | None = None
     after: str | None = None
+    #: A "members" change: the union members (or enum values) gained and lost, in order.
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+#: What a field's type is described by: its text, whether it is required, and the type.
+FieldInfo = tuple[str, bool, ir.TypeExpr | None]
 
 
 class DefinitionChange(msgspec.Struct, frozen=True):
@@ -83,15 +94,38 @@ class _Describer:
             return " | ".join(self.type(m) for m in t.members)
         return t.name
 
-    def fields(self, d: ir.Definition) -> dict[str, tuple[str, bool]]:
-        """wire name → (type, required) of an object definition (tag included)."""
-        out: dict[str, tuple[str, bool]] = {}
+    def fields(self, d: ir.Definition) -> dict[str, FieldInfo]:
+        """wire name → (type, required, type expression) of an object definition (tag
+        included)."""
+        out: dict[str, FieldInfo] = {}
         if isinstance(d, ir.StructDef) and d.tag is not None:
-            out[d.tag.field] = (repr(d.tag.value), True)
+            out[d.tag.field] = (repr(d.tag.value), True, None)
         if isinstance(d, (ir.StructDef, ir.OpenDef)):
             for f in d.fields:
-                out[f.wire_name] = (self.type(f.type), f.required)
+                out[f.wire_name] = (self.type(f.type), f.required, f.type)
         return out
+
+    def members(self, t: ir.TypeExpr | None) -> tuple[str, list[str]] | None:
+        """Where the union in ``t`` sits (``""``, ``"[]"`` for an array's items, ``"{}"`` for
+        a map's values, nested) and its members; None when ``t`` holds no union."""
+        where = ""
+        while isinstance(t, (ir.ArrayType, ir.MapType)):
+            where += "[]" if isinstance(t, ir.ArrayType) else "{}"
+            t = t.item if isinstance(t, ir.ArrayType) else t.value
+        if isinstance(t, ir.UnionType):
+            return where, [self.type(m) for m in t.members]
+        if isinstance(t, ir.LiteralType):
+            return where, [repr(v) for v in t.values]
+        if t is None:
+            return None
+        return where, [self.type(t)]  # one member: a union only if the other side is one
+
+    def definition_members(self, d: ir.Definition) -> tuple[str, list[str]] | None:
+        if isinstance(d, ir.UnionDef):
+            return "", [self.type(m) for m in d.members]
+        if isinstance(d, ir.AliasDef):
+            return self.members(d.target)
+        return None
 
     def shape(self, d: ir.Definition) -> str:
         if isinstance(d, ir.AliasDef):
@@ -101,8 +135,29 @@ class _Describer:
         return ""
 
 
+def _retyped(
+    field: str,
+    before: str,
+    after: str,
+    old: tuple[str, list[str]] | None,
+    new: tuple[str, list[str]] | None,
+) -> FieldChange | None:
+    """A type change: the members gained and lost where both sides are unions at the same
+    place (or one a union and the other one of its members), else the types before and
+    after; None for a union whose members were only reordered."""
+    if old is not None and new is not None and old[0] == new[0]:
+        (where, m0), (_, m1) = old, new
+        if (len(m0) > 1 or len(m1) > 1) and set(m0) & set(m1):
+            added = tuple(m for m in dict.fromkeys(m1) if m not in m0)
+            removed = tuple(m for m in dict.fromkeys(m0) if m not in m1)
+            if not added and not removed:
+                return None
+            return FieldChange(field + where, "members", added=added, removed=removed)
+    return FieldChange(field, "retyped", before=before, after=after)
+
+
 def _field_changes(
-    old: dict[str, tuple[str, bool]], new: dict[str, tuple[str, bool]]
+    a: _Describer, b: _Describer, old: dict[str, FieldInfo], new: dict[str, FieldInfo]
 ) -> list[FieldChange]:
     changes = []
     for name in sorted(new.keys() - old.keys()):
@@ -110,9 +165,11 @@ def _field_changes(
     for name in sorted(old.keys() - new.keys()):
         changes.append(FieldChange(name, "removed", before=old[name][0]))
     for name in sorted(old.keys() & new.keys()):
-        (t0, r0), (t1, r1) = old[name], new[name]
+        (t0, r0, e0), (t1, r1, e1) = old[name], new[name]
         if t0 != t1:
-            changes.append(FieldChange(name, "retyped", before=t0, after=t1))
+            change = _retyped(name, t0, t1, a.members(e0), b.members(e1))
+            if change is not None:
+                changes.append(change)
         if r0 != r1:
             changes.append(FieldChange(name, "now required" if r1 else "now optional"))
     return changes
@@ -146,7 +203,11 @@ def _keyword_field_changes(
 ) -> list[FieldChange]:
     """Keyword changes of one definition, less what its IR changes already say (a retyped
     field's new ``type`` or ``enum``)."""
-    retyped = {f.field for f in ir_changes if f.change == "retyped"}
+    retyped = {
+        f.field.split("[")[0].split("{")[0] or "(definition)"
+        for f in ir_changes
+        if f.change in ("retyped", "members")
+    }
     out = []
     for k in keywords:
         if k.keyword in TYPING and (k.nested or k.via_ref):
@@ -180,15 +241,21 @@ def diff(
     changed = []
     for name in sorted(common):
         d0, d1 = old_defs[name], new_defs[name]
-        changes = _field_changes(a.fields(d0), b.fields(d1))
+        changes = _field_changes(a, b, a.fields(d0), b.fields(d1))
         if _kind(d0) != _kind(d1):
             changes.insert(
                 0, FieldChange("(definition)", "retyped", before=_kind(d0), after=_kind(d1))
             )
         elif a.shape(d0) != b.shape(d1):
-            changes.append(
-                FieldChange("(definition)", "retyped", before=a.shape(d0), after=b.shape(d1))
+            change = _retyped(
+                "(definition)",
+                a.shape(d0),
+                b.shape(d1),
+                a.definition_members(d0),
+                b.definition_members(d1),
             )
+            if change is not None:
+                changes.append(change)
         changes += _keyword_field_changes(keywords.get(name, []), changes)
         if changes:
             changed.append(DefinitionChange(name, _kind(d1), tuple(changes)))
@@ -276,6 +343,10 @@ def _detail(f: FieldChange) -> str:
         if f.after is None:
             return f"`{f.keyword}` removed (was `{f.before}`)"
         return f"`{f.keyword}` `{f.before}` → `{f.after}`"
+    if f.change == "members":
+        said = [f"members added: {', '.join(f'`{m}`' for m in f.added)}"] if f.added else []
+        said += [f"members removed: {', '.join(f'`{m}`' for m in f.removed)}"] if f.removed else []
+        return "; ".join(said)
     return {
         "added": f"added ({f.after})",
         "removed": f"removed (was {f.before})",

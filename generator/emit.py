@@ -7,6 +7,11 @@ Output layout for ``--package acme.mcp --out DIR``::
     DIR/acme/mcp/_decoding.py, …       with the modules it imports
     DIR/acme/mcp/v2025_11_25/__init__.py
     DIR/acme/mcp/v2025_11_25/types.py  …one subpackage per version
+    DIR/acme/mcp/NOTICE                the notice the modules point to: the specification's
+                                       text they embed, and its license
+
+The NOTICE sits inside the package directory, so that whoever copies the package (the
+way vendoring does) copies the notice with it.
 
 Files are written only when their content changes, so output is byte-identical across runs
 and ``--check`` can name exactly the files that would change.
@@ -171,12 +176,30 @@ def write_files(files: Iterable[OutputFile], check: bool) -> list[Path]:
     return changed
 
 
+def _present(root: Path, pins: Pins, extra: Iterable[str]) -> dict[str, str]:
+    """version → era of every version subpackage present under ``root`` or in ``extra``
+    (about to be written)."""
+    wanted = set(extra)
+    return {
+        version: pins.versions[version].era
+        for version in pins.ordered()
+        if version in wanted or (root / module_name(version) / "__init__.py").exists()
+    }
+
+
+def package_notice(root: Path, pins: Pins, extra: Iterable[str]) -> str:
+    """The package's ``NOTICE``: what of the specification its modules embed, for which
+    versions, under which license; and which modules come from mcpgen itself."""
+    versions = sorted(_present(root, pins, extra), key=version_sort_key)
+    support = [f.name for f in sorted(SUPPORT_DIR.glob("_*.py"))]
+    return (
+        environment().get_template("package_NOTICE.j2").render(versions=versions, support=support)
+    )
+
+
 def package_index(root: Path, pins: Pins, extra: dict[str, str]) -> str:
     """The package ``__init__``: every version subpackage present under ``root``."""
-    present = {}
-    for version in pins.ordered():
-        if (root / module_name(version) / "__init__.py").exists() or version in extra:
-            present[version] = pins.versions[version].era
+    present = _present(root, pins, extra)
     versions = [
         {"version": v, "module": module_name(v), "era": present[v]}
         for v in sorted(present, key=version_sort_key)
@@ -210,4 +233,5 @@ def emit_package(
     formatted = format_all(sources, jobs)
     files = [OutputFile(p, formatted[p]) for p in sorted(formatted)]
     files += [OutputFile(root / f.name, f.read_text()) for f in sorted(SUPPORT_DIR.glob("_*.py"))]
+    files.append(OutputFile(root / "NOTICE", package_notice(root, pins, per_version)))
     return write_files(files, check)

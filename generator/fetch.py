@@ -3,6 +3,11 @@
 Fetched files land in ``schema/<version>/`` (git-ignored). A fetch stages every requested
 version in a hidden directory and swaps them into place only after all files of all
 versions verified, so a failure leaves nothing half-written.
+
+Errors come from their cause: a fetch reads every requested version before it fails, so
+one error names every version the source lacks (and says so before any file that differs
+from its pin); a source that names another commit than the one asked for says so with
+the files it lacks or that differ, which is why they do.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any, cast
 
 from .fsops import replace_directory
 from .errors import ExistsError, SchemaError, UsageError
-from .pins import Era, Pin, Pins, load_pins, schema_dir
+from .pins import Era, Pin, Pins, load_pins, schema_dir, version_sort_key
 from .roles import methods_of
 
 SOURCE_ENV = "MCPGEN_SCHEMA_SOURCE"
@@ -32,6 +37,14 @@ MANIFEST = "MANIFEST.md"
 _MANIFEST_COMMIT = re.compile(r"\bcommit\s+`([0-9a-fA-F]{40})`")
 #: The largest manifest read (a mirror's is a few KiB).
 MANIFEST_MAX_BYTES = 1 << 20
+
+
+class MissingFile(SchemaError):
+    """A file the source does not have (a mirror without it, HTTP 404)."""
+
+
+class Unreachable(SchemaError):
+    """A source that does not answer: nothing more can be read from it."""
 
 
 def sha256(data: bytes) -> str:
@@ -56,6 +69,14 @@ class Source:
         when it cannot tell."""
         return []
 
+    def versions(self) -> list[str]:
+        """The versions this source holds; empty when it cannot tell."""
+        return []
+
+    def where(self) -> str:
+        """Where the commits it names are written, for messages."""
+        return "the source"
+
 
 def manifest_commits(text: str) -> list[str]:
     """The distinct commits a mirror manifest names, in order of appearance."""
@@ -77,7 +98,7 @@ class DirSource(Source):
         try:
             return file.read_bytes()
         except FileNotFoundError:
-            raise SchemaError(
+            raise MissingFile(
                 f"{file}: file missing from mirror",
                 f"point --from at a mirror holding <version>/{path}, or fetch from upstream",
             ) from None
@@ -89,7 +110,9 @@ class DirSource(Source):
     def list(self, version: str) -> list[str]:
         base = self.root / version
         if not (base / "schema.json").is_file():
-            raise SchemaError(f"{base / 'schema.json'}: file missing from mirror", "check --from")
+            raise MissingFile(
+                f"{base / 'schema.json'}: file missing from mirror", "check VERSION and --from"
+            )
         files = ["schema.json"]
         files += sorted(p.relative_to(base).as_posix() for p in (base / "examples").rglob("*.json"))
         return files
@@ -102,6 +125,16 @@ class DirSource(Source):
             return []
         return manifest_commits(data.decode("utf-8", "replace"))
 
+    def versions(self) -> list[str]:
+        try:
+            found = [p.parent.name for p in self.root.glob("*/schema.json")]
+        except OSError:
+            return []
+        return sorted(found, key=version_sort_key)
+
+    def where(self) -> str:
+        return str(self.root / MANIFEST)
+
 
 def _download(url: str, limit: int = -1) -> bytes:
     """The body at ``url`` (at most ``limit`` bytes). An HTTP error status is raised as
@@ -113,7 +146,7 @@ def _download(url: str, limit: int = -1) -> bytes:
         raise
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise SchemaError(
+        raise Unreachable(
             f"{url}: unreachable ({reason})",
             f"without internet, read a local mirror: --from DIR or {SOURCE_ENV}=DIR",
         ) from None
@@ -148,7 +181,7 @@ class UrlSource(Source):
             return _download(url)
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
-                raise SchemaError(
+                raise MissingFile(
                     f"{url}: not found (HTTP 404)", "check the version and commit pin"
                 ) from None
             raise SchemaError(f"{url}: HTTP {exc.code}", "retry later or use --from DIR") from None
@@ -159,6 +192,9 @@ class UrlSource(Source):
     def manifest_url(self) -> str | None:
         """A mirror's manifest; the upstream URL has none (it is read at the commit)."""
         return None if self.base is None else f"{self.base.rstrip('/')}/{MANIFEST}"
+
+    def where(self) -> str:
+        return self.manifest_url() or "the source"
 
     def commits(self) -> list[str]:
         url = self.manifest_url()
@@ -228,10 +264,19 @@ def make_source(spec: str | None, pins: Pins, commit: str | None = None) -> Sour
     return DirSource(root)
 
 
-def _checked(source: Source, version: str, path: str, expected: str) -> bytes:
+def _checked(source: Source, version: str, path: str, expected: str, commit: str) -> bytes:
     data = source.read(version, path)
     actual = sha256(data)
     if actual != expected:
+        other = other_commit(source, commit)
+        if other is not None:
+            raise SchemaError(
+                f"{source.describe(version, path)}: sha256 mismatch (pinned {expected[:12]}…, "
+                f"got {actual[:12]}…): {other}, and {version} is pinned at commit {commit}",
+                f"fetch from a mirror of commit {commit}, or re-pin {version} from this one "
+                f"with `mcpgen schema add {version} --commit {_held(source)}{_from(source)} "
+                "--force`",
+            )
         raise SchemaError(
             f"{source.describe(version, path)}: sha256 mismatch (pinned {expected[:12]}…, got {actual[:12]}…)",
             "the source is not the pinned upstream commit; use the pinned mirror or re-pin with "
@@ -244,6 +289,52 @@ def _checked(source: Source, version: str, path: str, expected: str) -> bytes:
             f"{source.describe(version, path)}: malformed JSON ({exc})", "re-fetch it"
         ) from None
     return data
+
+
+def _from(source: Source) -> str:
+    """The ``--from`` option that reads ``source`` again (none for upstream)."""
+    if isinstance(source, DirSource):
+        return f" --from {source.root}"
+    if isinstance(source, UrlSource) and source.base is not None:
+        return f" --from {source.base}"
+    return ""
+
+
+def _held(source: Source) -> str:
+    held = source.commits()
+    return held[0] if held else "SHA"
+
+
+def other_commit(source: Source, commit: str) -> str | None:
+    """How ``source`` says it holds another upstream commit than ``commit`` (a prefix of
+    the full sha); None when it holds that one or cannot tell."""
+    held = source.commits()
+    if held and not any(full.startswith(commit.lower()) for full in held):
+        return f"{source.where()} names commit {', '.join(held)}"
+    return None
+
+
+def missing_versions(
+    missing: list[MissingFile], versions: list[str], source: Source, commits: list[str]
+) -> MissingFile:
+    """One error for every version ``source`` lacks a file of (``missing``, one each, for
+    ``versions`` pinned or asked for at ``commits``): what it lacks, then what it holds,
+    then whether it is at another commit too."""
+    first = missing[0]
+    message = first.message
+    if len(missing) > 1:
+        message = f"versions {', '.join(versions)} missing from the source (first: {message})"
+    hints: list[str] = []
+    held = source.versions()
+    absent = [v for v in versions if v not in held]
+    if held and absent:
+        hints.append(f"the mirror holds {', '.join(held)}, not {', '.join(absent)}")
+    for commit in dict.fromkeys(commits):
+        other = other_commit(source, commit)
+        if other is not None:
+            hints.append(f"besides, {other}, not {commit}")
+    hints.append(first.hint)
+    return MissingFile(message, "; ".join(hints))
 
 
 def is_fetched(version: str, pins: Pins, root: Path | None = None) -> bool:
@@ -261,12 +352,18 @@ def fetch(
     pins: Pins | None = None,
     root: Path | None = None,
 ) -> dict[str, str]:
-    """Fetch and verify ``versions``; returns ``{version: "fetched" | "up to date"}``."""
+    """Fetch and verify ``versions``; returns ``{version: "fetched" | "up to date"}``.
+
+    Every version is read before any error is raised: the versions the source lacks are
+    named together (the cause of what else fails), ahead of a file that differs from its
+    pin."""
     pins = pins or load_pins()
     root = root or schema_dir()
     root.mkdir(parents=True, exist_ok=True)
     outcome: dict[str, str] = {}
     staged: dict[str, Path] = {}
+    missing: dict[str, MissingFile] = {}
+    failed: SchemaError | None = None
     try:
         for version in versions:
             pin = pins.get(version)
@@ -275,11 +372,25 @@ def fetch(
                 continue
             stage = Path(tempfile.mkdtemp(prefix=f".{version}.", dir=root))
             staged[version] = stage
-            for path, expected in sorted(pin.files.items()):
-                target = stage / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(_checked(source, version, path, expected))
+            try:
+                for path, expected in sorted(pin.files.items()):
+                    target = stage / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(_checked(source, version, path, expected, pin.commit))
+            except MissingFile as exc:
+                missing[version] = exc
+                continue
+            except Unreachable:
+                raise  # nothing else can be read either
+            except SchemaError as exc:  # a file differing from its pin, malformed JSON
+                failed = failed or exc
+                continue
             outcome[version] = "fetched"
+        if missing:
+            commits = [pins.get(v).commit for v in missing]
+            raise missing_versions(list(missing.values()), list(missing), source, commits)
+        if failed is not None:
+            raise failed
         for version, stage in staged.items():
             replace_directory(stage, root / version)
         staged.clear()
@@ -287,6 +398,19 @@ def fetch(
         for stage in staged.values():
             shutil.rmtree(stage, ignore_errors=True)
     return outcome
+
+
+def require_fetched(versions: Iterable[str], pins: Pins, root: Path | None = None) -> None:
+    """One error naming every version of ``versions`` whose schema is not fetched, and the
+    one command that fetches them all."""
+    base = root or schema_dir()
+    absent = [v for v in versions if not (base / v / "schema.json").is_file()]
+    if absent:
+        some = "schema" if len(absent) == 1 else "schemas"
+        raise SchemaError(
+            f"{some} not fetched into {base}: {', '.join(absent)}",
+            f"run `mcpgen schema fetch --version {','.join(absent)}`; offline, add --from DIR",
+        )
 
 
 def read_schema(version: str, pins: Pins | None = None, root: Path | None = None) -> bytes:
@@ -321,14 +445,8 @@ def check_commit(source: Source, commit: str) -> None:
     that names no commit cannot tell: both pass."""
     held = source.commits()
     if held and not any(full.startswith(commit) for full in held):
-        if isinstance(source, DirSource):
-            where = str(source.root / MANIFEST)
-        elif isinstance(source, UrlSource):
-            where = source.manifest_url() or "the source"
-        else:
-            where = "the source"
         raise SchemaError(
-            f"--commit {commit} does not match the mirror: {where} names commit "
+            f"--commit {commit} does not match the mirror: {source.where()} names commit "
             f"{', '.join(held)}",
             f"the mirror holds commit {held[0]}; pass --commit {held[0]}, or a mirror of "
             f"{commit}",
@@ -367,11 +485,22 @@ def add_pin(
             f"pass --force to re-pin {version} at {commit}",
         )
     source = make_source(source_spec, pins, commit=commit)
+    # What the source lacks is said first: it is the cause of what else is wrong (a
+    # mirror of another commit, which the hint adds).
+    try:
+        listed = source.list(version)
+        if "schema.json" not in listed:  # upstream's tree at that commit has no such folder
+            raise MissingFile(
+                f"{source.describe(version, 'schema.json')}: not found at commit {commit}",
+                "check VERSION and --commit",
+            )
+        read = {path: source.read(version, path) for path in listed}
+    except MissingFile as exc:
+        raise missing_versions([exc], [version], source, [commit]) from None
     check_commit(source, commit)
     files = {}
     schema_doc: Any = None
-    for path in source.list(version):
-        data = source.read(version, path)
+    for path, data in read.items():
         try:
             doc = json.loads(data)
         except ValueError as exc:

@@ -379,10 +379,11 @@ def test_a_new_spec_revision_needs_no_code_change(tmp_path: Path, fetched: Path)
     assert added.returncode == 0, added.stderr
     # The fixes draft needs follow it to its new name (patches are keyed by their tests).
     assert "patches it needs: jsonvalue-scalars, elicit-result-number-2020" in added.stdout
-    assert "jsonrpc-error-optional-id" in added.stdout.split("does not need:")[1]
-    # ... and the overrides it has nothing for are named (the handshake is legacy-only).
-    unused = added.stdout.split("nothing to act on in it:")[1]
-    assert "runtime_methods initialize" in unused and "field_defaults" not in unused
+    # ... and, compared with the nearest pinned revision of its era, no fix and no
+    # override rule lost its target (the legacy era's rules are not listed).
+    assert "nearest pinned revision of the modern era: draft" in added.stdout
+    assert "patches draft needs and it does not: none" in added.stdout
+    assert "overrides that act on draft and find nothing in it: none" in added.stdout
     listed = cli("versions", env=env)
     assert "2099-01-01  modern" in listed.stdout
 

@@ -1,5 +1,6 @@
 """``mcpgen diff`` sees what the IR comparison alone did not: constraints, ``format``,
-``default`` and other structural keywords, field by field, while prose stays no change."""
+``default`` and other structural keywords, field by field, while prose stays no change;
+a union that changed is shown by the members it gained and lost."""
 
 from __future__ import annotations
 
@@ -171,16 +172,8 @@ def test_nested_paths_enums_scalars_and_structure(raw: dict[str, Any], inputs: I
     assert changes["Cursor"] == [
         FieldChange("(definition)", "constraint", "maxLength", None, "1024")
     ]
-    # the IR already says the enum changed; its keyword is not repeated
-    assert changes["Role"] == [
-        FieldChange(
-            "(definition)",
-            "retyped",
-            None,
-            "'assistant' | 'user'",
-            "'assistant' | 'user' | 'system'",
-        )
-    ]
+    # the IR already says the enum gained a value; its keyword is not repeated
+    assert changes["Role"] == [FieldChange("(definition)", "members", added=("'system'",))]
     assert changes["Annotations"] == [
         FieldChange("priority", "constraint", "exclusiveMinimum", None, "0"),
         FieldChange("priority", "constraint", "maximum", "1", "10"),
@@ -245,6 +238,87 @@ def test_mcpgen_diff_reports_them_for_a_pinned_revision(
     result = mcpgen("diff", NEWEST, SYNTHETIC, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("## Definitions")[1].splitlines()[1:] == EXPECTED_MARKDOWN
+
+
+def one_more_content_block(doc: dict[str, Any]) -> dict[str, Any]:
+    """A revision whose ``ContentBlock`` union gains one member, a new definition."""
+    doc = copy.deepcopy(doc)
+    d = defs(doc)
+    d["VideoContent"] = {
+        "type": "object",
+        "description": "A video.",
+        "properties": {
+            "type": {"const": "video", "type": "string"},
+            "data": {"type": "string", "format": "byte"},
+            "mimeType": {"type": "string"},
+        },
+        "required": ["type", "data", "mimeType"],
+    }
+    d["ContentBlock"]["anyOf"].append({"$ref": "#/$defs/VideoContent"})
+    return doc
+
+
+def test_a_union_that_gains_a_member_is_reported_by_that_member_alone(
+    tmp_path: Path, fetched: Path, raw: dict[str, Any]
+) -> None:
+    """``mcpgen diff`` on a revision adding one member to a union: the union's entry names
+    that member and nothing else (not its member lists before and after), in both formats."""
+    mirror = tmp_path / "mirror" / SYNTHETIC
+    mirror.mkdir(parents=True)
+    (mirror / "schema.json").write_text(json.dumps(one_more_content_block(raw)))
+    pins = tmp_path / "pins.json"
+    shutil.copy(PINS_FILE, pins)
+    env = {"MCPGEN_PINS": str(pins), "MCPGEN_SCHEMA_DIR": str(tmp_path / "schema")}
+    shutil.copytree(fetched / NEWEST, tmp_path / "schema" / NEWEST)
+    added = mcpgen(
+        "schema", "add", SYNTHETIC, "--commit", "abcdef1", "--from", str(mirror.parent), env=env
+    )
+    assert added.returncode == 0, added.stderr
+
+    result = mcpgen("diff", NEWEST, SYNTHETIC, "--format", "json", env=env)
+    assert result.returncode == 0, result.stderr
+    d = json.loads(result.stdout)
+    assert d["definitions"]["added"] == ["VideoContent"]
+    union = {"field": "(definition)", "change": "members", "added": ["VideoContent"]}
+    assert changes_in_json(d)["ContentBlock"] == [union]
+
+    result = mcpgen("diff", NEWEST, SYNTHETIC, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("## Definitions")[1].splitlines()
+    at = lines.index("- `ContentBlock`:")
+    entry = []
+    for line in lines[at + 1 :]:
+        if not line.startswith("  "):
+            break
+        entry.append(line)
+    assert entry == ["  - `(definition)`: members added: `VideoContent`"]
+
+
+def test_union_members_gained_and_lost_in_fields_items_and_values(
+    raw: dict[str, Any], inputs: Inputs
+) -> None:
+    """A field typed by an inline union, the items of an array of one, and the values of a
+    map of one report members added and removed at their path; a reordered union, and a
+    type that is no union on either side, are reported as before."""
+    doc = copy.deepcopy(raw)
+    d = defs(doc)
+    ref = d["CompleteRequestParams"]["properties"]["ref"]
+    ref["anyOf"] = [ref["anyOf"][1], ref["anyOf"][0]]  # reordered: no change
+    content = d["SamplingMessage"]["properties"]["content"]
+    content["anyOf"] = [m for m in content["anyOf"] if "AudioContent" not in json.dumps(m)]
+    content["anyOf"].append({"type": "string"})
+    values = d["ElicitResult"]["properties"]["content"]["additionalProperties"]
+    values["anyOf"].append({"type": "null"})
+    d["Cursor"]["type"] = "integer"  # string → integer: retyped
+    changes = changes_of(api_diff(raw, doc, inputs))
+    assert "CompleteRequestParams" not in changes
+    assert changes["SamplingMessage"] == [
+        FieldChange("content", "members", added=("string",), removed=("AudioContent",))
+    ]
+    assert changes["ElicitResult"] == [FieldChange("content{}", "members", added=("null",))]
+    assert changes["Cursor"] == [FieldChange("(definition)", "retyped", None, "string", "integer")]
+    markdown = to_markdown(api_diff(raw, doc, inputs))
+    assert "  - `content`: members added: `string`; members removed: `AudioContent`" in markdown
 
 
 HOSTILE_PROPERTIES: list[Any] = [True, False, [1, 2], "string", None, 3, {"$ref": 7}]

@@ -19,6 +19,7 @@ import pytest
 from support.cli_runner import Ran, mcpgen
 from support.checkout import MIRROR, PINS
 from support.processes import free_port
+from mcpgen.generator import fetch as fetch_module
 from mcpgen.generator.errors import SchemaError, UsageError
 from mcpgen.generator.fetch import (
     SOURCE_ENV,
@@ -383,6 +384,121 @@ def test_schema_add_checks_the_commit_against_a_mirror_manifest(tmp_path: Path) 
     full = add(mirror_commit, "--force")
     assert full.returncode == 0, full.stderr
     assert load_pins(pins_path).get("2099-01-01").commit == mirror_commit
+
+
+def test_schema_add_says_the_missing_version_before_a_commit_mismatch(tmp_path: Path) -> None:
+    """A version the mirror lacks, asked for at another commit than the mirror's: the
+    missing version is the error (the cause), with what the mirror holds and, after it,
+    the commit the mirror names; then the right version at the right commit is pinned."""
+    pins_path, env = pinning(tmp_path)
+    before = pins_path.read_bytes()
+    mirror = mirror_with_manifest(tmp_path, (MIRROR / "MANIFEST.md").read_bytes())
+    held = manifest_commits((MIRROR / "MANIFEST.md").read_text())[0]
+    wrong = "abcdef1" if not held.startswith("abcdef1") else "1234567"
+    add = ("schema", "add", "2098-01-01", "--commit", wrong, "--from", str(mirror))
+    line = one_error_line(mcpgen(*add, env=env), 3)
+    missing = f"error: {mirror / '2098-01-01' / 'schema.json'}: file missing from mirror"
+    assert line.startswith(missing), line
+    hint = line.split("(hint: ", 1)[1]
+    assert hint.startswith("the mirror holds 2099-01-01, not 2098-01-01; besides, "), hint
+    assert f"{mirror / 'MANIFEST.md'} names commit {held}, not {wrong}" in hint, hint
+    assert "does not match" not in line
+    # the version alone missing: the same error, without the commit
+    line = one_error_line(mcpgen(*add[:3], "--commit", held, *add[5:], env=env), 3)
+    assert line.startswith(missing) and "besides" not in line, line
+    assert pins_path.read_bytes() == before and not (tmp_path / "schema").exists()
+    ok = mcpgen("schema", "add", "2099-01-01", "--commit", held, "--from", str(mirror), env=env)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_a_version_upstream_lacks_at_the_commit_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's tree at ``--commit`` without the version's folder lists no file: the
+    error names the version and the commit, not a schema that is no JSON Schema object."""
+
+    class NoSuchFolder(UrlSource):
+        def list(self, version: str) -> list[str]:
+            return []
+
+    def source(spec: str | None, pins: Pins, commit: str | None = None) -> UrlSource:
+        return NoSuchFolder(pins, commit=commit)
+
+    monkeypatch.setattr(fetch_module, "make_source", source)
+    pins_path, _ = pinning(tmp_path)
+    with pytest.raises(SchemaError) as info:
+        add_pin("2098-01-01", "abcdef1", None, pins_path=pins_path, root=tmp_path / "schema")
+    line = info.value.one_line()
+    assert "2098-01-01/schema.json: not found at commit abcdef1" in line, line
+    assert "check VERSION and --commit" in line, line
+
+
+def test_fetch_names_every_missing_version_at_once_before_a_changed_file(tmp_path: Path) -> None:
+    """Fetching three versions from a mirror that lacks two and holds a changed copy of
+    the third: one error naming both missing versions (the changed file comes after they
+    are there), nothing written; then each remaining error, and a good fetch."""
+    _, env = pinning(tmp_path)
+    mirror = mirror_copy(tmp_path, SMALL)
+    changed = mirror / SMALL / "schema.json"
+    good = changed.read_bytes()
+    changed.write_bytes(good.replace(b"{", b"{ ", 1))
+    fetch_three = (
+        "schema",
+        "fetch",
+        "--version",
+        f"{SMALL},2025-06-18,draft",
+        "--from",
+        str(mirror),
+    )
+    line = one_error_line(mcpgen(*fetch_three, env=env), 3)
+    assert line.startswith("error: versions 2025-06-18, draft missing from the source"), line
+    assert f"the mirror holds {SMALL}, not 2025-06-18, draft" in line, line
+    assert not (tmp_path / "schema" / SMALL).exists() and leftovers(tmp_path / "schema") == []
+    for version in ("2025-06-18", "draft"):
+        shutil.copytree(MIRROR / version, mirror / version)
+    line = one_error_line(mcpgen(*fetch_three, env=env), 3)
+    assert f"{changed}: sha256 mismatch" in line and "names commit" not in line, line
+    changed.write_bytes(good)
+    ok = mcpgen(*fetch_three, env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines()[0] == f"{SMALL}: fetched (1 files)"
+
+
+def test_a_changed_file_from_a_mirror_of_another_commit_names_that_commit(tmp_path: Path) -> None:
+    """A file that differs from its pin, read from a mirror whose manifest names another
+    commit than the pin's: the error says both commits (the cause) and how to re-pin."""
+    _, env = pinning(tmp_path)
+    mirror = mirror_copy(tmp_path, SMALL)
+    other = "c" * 40
+    (mirror / "MANIFEST.md").write_text(f"A mirror of commit `{other}`.\n")
+    changed = mirror / SMALL / "schema.json"
+    changed.write_bytes(changed.read_bytes().replace(b"{", b"{ ", 1))
+    line = one_error_line(
+        mcpgen("schema", "fetch", "--version", SMALL, "--from", str(mirror), env=env), 3
+    )
+    pinned = PINS.get(SMALL).commit
+    assert f"{changed}: sha256 mismatch" in line, line
+    assert f"names commit {other}, and {SMALL} is pinned at commit {pinned}" in line, line
+    assert f"`mcpgen schema add {SMALL} --commit {other} --from {mirror} --force`" in line, line
+    ok = mcpgen("schema", "fetch", "--version", SMALL, "--from", str(MIRROR), env=env)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_generate_and_diff_name_every_version_not_fetched(tmp_path: Path) -> None:
+    """Nothing fetched: ``generate`` and ``diff`` say every version they need in one error
+    with the one command that fetches them all, which then lets them run."""
+    _, env = pinning(tmp_path)
+    line = one_error_line(mcpgen("generate", "--version", f"{SMALL},2025-03-26", env=env), 3)
+    assert f"not fetched into {tmp_path / 'schema'}: {SMALL}, 2025-03-26" in line, line
+    assert f"`mcpgen schema fetch --version {SMALL},2025-03-26`" in line, line
+    line = one_error_line(mcpgen("diff", SMALL, "2025-03-26", env=env), 3)
+    assert f"`mcpgen schema fetch --version {SMALL},2025-03-26`" in line, line
+    fetched = mcpgen(
+        "schema", "fetch", "--version", f"{SMALL},2025-03-26", "--from", str(MIRROR), env=env
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    ok = mcpgen("diff", SMALL, "2025-03-26", env=env)
+    assert ok.returncode == 0 and ok.stdout.startswith(f"# MCP {SMALL} → 2025-03-26"), ok.stderr
 
 
 @pytest.mark.parametrize(

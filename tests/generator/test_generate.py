@@ -178,6 +178,39 @@ def test_vendored_package_needs_only_msgspec(tmp_path: Path, fetched: Path) -> N
     assert run.stdout.strip() == "msgspec"
 
 
+def test_a_vendored_package_carries_the_notice_its_modules_point_to(
+    tmp_path: Path, fetched: Path
+) -> None:
+    """``generate --package P --out DIR`` writes ``NOTICE`` inside the package, where a copy
+    of the package takes it along: the specification's copyright and license, the versions
+    the package holds (a version added later is added to it) and the modules that come from
+    mcpgen. ``--check`` counts it as output: missing or edited, it is named as stale."""
+    out = tmp_path / "vendor"
+    package = out / "acme" / "mcp"
+    args = ("generate", "--package", "acme.mcp", "--out", str(out))
+    assert cli(*args, "--version", "2025-11-25").returncode == 0
+    notice = package / "NOTICE"
+    text = " ".join(notice.read_text().split())
+    assert "Copyright (c) 2024-2025 Model Context Protocol a Series of LF Projects, LLC." in text
+    assert "Apache License, Version 2.0" in text and "MIT License" in text
+    assert "versions 2025-11-25," in text and "_support.py" in text
+    pointing = [p for p in package.rglob("*.py") if "(see NOTICE)" in p.read_text()]
+    assert {p.parent for p in pointing} == {package, package / "v2025_11_25"}, pointing
+
+    assert cli(*args, "--version", "2026-07-28").returncode == 0  # a second version
+    assert "versions 2025-11-25, 2026-07-28," in " ".join(notice.read_text().split())
+    assert cli(*args, "--version", "2026-07-28", "--check").returncode == 0
+
+    notice.unlink()
+    stale = cli(*args, "--version", "2026-07-28", "--check")
+    assert stale.returncode == 1 and f"would change: {notice}" in stale.stdout
+    assert not notice.exists(), "--check writes nothing"
+    assert cli(*args, "--version", "2026-07-28").returncode == 0
+    notice.write_text(notice.read_text().replace("Apache", "Other"))
+    stale = cli(*args, "--version", "2026-07-28", "--check")
+    assert stale.returncode == 1 and stale.stdout.splitlines() == [f"would change: {notice}"]
+
+
 def test_statement_wise_formatting_equals_black_on_whole_files(
     generated: dict[str, ModuleType],
 ) -> None:
