@@ -1,29 +1,46 @@
 """``mcpgen new``: the project it writes, read as a stranger would read it, run in this
 process's environment, and installed and run as its users would (that last test builds a
-virtual environment; the others render into a temporary directory and need none)."""
+virtual environment; the others render into a temporary directory and need none).
+
+The fast tests render every variant in process: no schema is needed (the bindings come
+from those mcpgen installs), every file lints clean, the README is clean Markdown. Those
+marked slow run projects as processes."""
 
 from __future__ import annotations
 
+import functools
+import io
+import itertools
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 import venv
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
+import black
+import msgspec
 import pytest
+from pyflakes.api import check as pyflakes_check
+from pyflakes.reporter import Reporter
 
 from support.checkout import MIRROR, ROOT
+from support.scaffolds import grow, markdown_problems
 from mcpgen.generator import scaffold
-from mcpgen.generator.errors import GeneratorError
+from mcpgen.generator.errors import GeneratorError, SchemaError
+from mcpgen.generator.fetch import SOURCE_ENV
 from mcpgen.generator.pins import module_name
+from mcpgen.generator.pipeline import bundled_root
 
 NAME, PACKAGE = "demo-server", "demo_server"
 #: The notice every generated module of the vendored bindings carries.
@@ -32,10 +49,16 @@ SPEC_NOTICE = "Model Context Protocol a Series of LF"
 #: in both eras, then one stdio and one HTTP run.
 OWN_TESTS = 8
 TIMEOUT = 30
-
-
-# Slow: renders, installs and runs projects (``make unit`` leaves this module out).
-pytestmark = pytest.mark.slow
+#: Every ``--transport`` choice (``mcpgen new --help``): alone, in sets, in either order.
+TRANSPORT_CHOICES = (
+    "stdio",
+    "http",
+    "websocket",
+    "both",
+    "all",
+    "http,websocket",
+    "websocket,stdio",
+)
 
 
 def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -50,7 +73,9 @@ def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[str, Path]:
+def projects(
+    tmp_path_factory: pytest.TempPathFactory, generated: dict[str, ModuleType]
+) -> dict[str, Path]:
     """A project per ``--transport`` choice, rendered in this process."""
     made = {}
     for transport in ("stdio", "http", "both", "websocket", "all"):
@@ -60,7 +85,9 @@ def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def auth_project(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> Path:
+def auth_project(
+    tmp_path_factory: pytest.TempPathFactory, generated: dict[str, ModuleType]
+) -> Path:
     """``mcpgen new --transport both --auth``: protected over HTTP."""
     where = tmp_path_factory.mktemp("scaffold-auth") / NAME
     return scaffold.new_project(NAME, transport="both", directory=where, auth=True)
@@ -85,18 +112,20 @@ def code_lines(readme: str) -> list[str]:
 
 
 def test_a_failed_scaffold_leaves_nothing_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
 ) -> None:
     def broken(*args: Any, **kwargs: Any) -> list[Path]:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(scaffold, "generate", broken)
+    monkeypatch.setattr(scaffold, "vendor_bindings", broken)
     with pytest.raises(RuntimeError):
         scaffold.new_project("half-done", directory=tmp_path / "half-done")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bad_names_and_taken_directories_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_bad_names_and_taken_directories_are_refused_in_one_line(
+    tmp_path: Path, generated: dict[str, ModuleType]
+) -> None:
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "file").write_text("mine")
@@ -130,6 +159,162 @@ def test_the_runtime_version_range_follows_the_running_mcpgen() -> None:
     assert websocket == "mcpgen[http,websocket]>=0.1.0,<0.2"
 
 
+def no_schemas_and_no_network(monkeypatch: pytest.MonkeyPatch, empty: Path) -> None:
+    """As on a machine where mcpgen was installed from its wheel and nothing was ever
+    fetched: an empty schema directory, no source named, and no connection possible."""
+    monkeypatch.setenv("MCPGEN_SCHEMA_DIR", str(empty))
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+
+    def offline(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr("socket.socket.connect", offline)
+    monkeypatch.setattr("socket.create_connection", offline)
+
+
+def test_new_needs_no_schema_the_installed_bindings_are_vendored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
+) -> None:
+    """With no schema fetched and no network, ``mcpgen new`` vendors copies of the bindings
+    mcpgen installs (every version), and what it says of a version's tool results comes
+    from them: structured content where ``CallToolResult`` has the field, else text."""
+    no_schemas_and_no_network(monkeypatch, tmp_path / "empty")
+    versions = scaffold.Inputs.load().pins.ordered()
+    project = scaffold.new_project(NAME, versions, "both", tmp_path / NAME)
+    vendored = project / PACKAGE / "mcp"
+    for version in versions:
+        installed = bundled_root() / module_name(version)
+        for module in ("__init__", "types", "methods", "server", "client"):
+            copy = vendored / module_name(version) / f"{module}.py"
+            assert copy.read_bytes() == (installed / f"{module}.py").read_bytes(), copy
+    index = (vendored / "__init__.py").read_text()
+    assert all(f'"{v}": "{module_name(v)}"' in index for v in versions)
+    for version, expected in (("2024-11-05", False), ("2025-11-25", True)):
+        fields = msgspec.structs.fields(generated[version].ROLES["CallToolResult"])
+        assert any(f.encode_name == "structuredContent" for f in fields) is expected
+        files = scaffold.render_project(NAME, [version])
+        tests = files["tests/test_server.py"]
+        assert ('structured_content == {"result": 5}' in tests) is expected, version
+
+
+def test_versions_mcpgen_does_not_install_are_named_in_one_error_with_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
+) -> None:
+    """Versions pinned again at another commit (or pinned since mcpgen was built) are
+    generated from their schemas: when they are not fetched, one error names every one
+    and the command fetching them all, and nothing is written; then a project of the
+    versions mcpgen installs is made as usual."""
+    no_schemas_and_no_network(monkeypatch, tmp_path / "empty")
+    inputs = scaffold.Inputs.load()
+    repinned = ["2025-06-18", "2026-07-28"]
+    for version in repinned:
+        pin = inputs.pins.versions[version]
+        inputs.pins.versions[version] = msgspec.structs.replace(pin, commit="0123456789ab" * 3)
+    chosen = ["2025-03-26", *repinned]
+    with pytest.raises(SchemaError) as refused:
+        scaffold.new_project(NAME, chosen, "both", tmp_path / NAME, inputs=inputs)
+    line = refused.value.one_line()
+    assert line.startswith("2025-06-18, 2026-07-28: no bindings installed"), line
+    assert "`mcpgen schema fetch --version 2025-06-18,2026-07-28`" in line, line
+    assert "2025-03-26" not in line
+    assert list(tmp_path.iterdir()) == []
+    made = scaffold.new_project(NAME, ["2025-03-26"], "both", tmp_path / NAME)
+    assert (made / PACKAGE / "mcp" / "v2025_03_26" / "types.py").is_file()
+
+
+#: ``--versions`` sets of every kind: one legacy version (no structured results, invalid
+#: arguments a JSON-RPC error), two legacy ones, both eras, the modern era alone, draft.
+VERSION_SETS = (
+    ("2024-11-05",),
+    ("2025-03-26", "2025-06-18"),
+    ("2025-11-25", "2026-07-28"),
+    ("2026-07-28",),
+    ("draft",),
+)
+
+
+@functools.cache
+def variants() -> dict[str, dict[str, str]]:
+    """Every ``--transport`` choice, with and without ``--auth`` (where it has HTTP), each
+    with one of the version sets in turn (every set with several transports): the files
+    each renders, by a label naming its options."""
+    made = {}
+    choices = [
+        (transport, auth)
+        for transport, auth in itertools.product(TRANSPORT_CHOICES, (False, True))
+        if not auth or "http" in scaffold.transports_of(transport)
+    ]
+    for i, (transport, auth) in enumerate(choices):
+        versions = VERSION_SETS[i % len(VERSION_SETS)]
+        label = f"--transport {transport} --versions {','.join(versions)}"
+        label += " --auth" if auth else ""
+        made[label] = scaffold.render_project(NAME, versions, transport, auth)
+    return made
+
+
+def test_every_variant_of_the_scaffold_lints_clean(generated: dict[str, ModuleType]) -> None:
+    """What a user's CI would say of the project: black (as it reads the project's own
+    configuration: its defaults, for the Python versions the project supports) leaves
+    every module as it is, and pyflakes finds nothing (no unused import or variable, no
+    undefined name), in every variant; the pyproject.toml is valid TOML."""
+    modules: dict[tuple[str, str], list[str]] = {}  # (path, text) → the variants rendering it
+    for label, files in variants().items():
+        config = tomllib.loads(files["pyproject.toml"])
+        assert config["tool"]["black"]["extend-exclude"] == f"^/{PACKAGE}/mcp/"
+        assert black.files.infer_target_version(config) == black.files.infer_target_version(
+            {"project": {"requires-python": ">=3.10"}}
+        )
+        for path, text in files.items():
+            if path.endswith(".py"):
+                modules.setdefault((path, text), []).append(label)
+    mode = black.Mode(target_versions=set(black.files.infer_target_version(config) or ()))
+    found = []
+    for (path, text), labels in modules.items():
+        if black.format_str(text, mode=mode) != text:
+            found.append(f"{labels[0]}: {path}: black would reformat it")
+        said = io.StringIO()
+        if pyflakes_check(text, path, Reporter(said, said)):
+            found.append(f"{labels[0]}: {said.getvalue().strip()}")
+    assert len(variants()) >= 11 and mode.target_versions
+    assert found == []
+
+
+def test_every_variant_of_the_readme_is_clean_markdown(generated: dict[str, ModuleType]) -> None:
+    """Headings, lists, paragraphs and code blocks of every variant's README as a Markdown
+    renderer reads them: nothing glued to the line before, no template left over."""
+    problems = {}
+    for label, files in variants().items():
+        found = markdown_problems(files["README.md"])
+        if found:
+            problems[label] = found
+    assert problems == {}
+    (readme,) = [
+        files["README.md"]
+        for label, files in variants().items()
+        if label.startswith("--transport both ") and label.endswith(" --auth")
+    ]
+    assert "\n\n## Change it\n" in readme
+    assert "\n- `demo_server/__main__.py`: the command line.\n- `demo_server/protection" in readme
+
+
+def test_the_markdown_check_finds_what_a_template_tag_glues() -> None:
+    """The check above, on a README whose template tags ate line ends: a paragraph's end
+    glued to the next one, a heading right under a paragraph, list items in one line."""
+    broken = (
+        "# demo\n\n## Test\n\nIt runs over HTTP.`tests/x.py` checks it.\n## Change it\n\n"
+        "- `a.py`: the command line.- `b.py`: the bindings.\n"
+    )
+    found = markdown_problems(broken)
+    assert [problem.split(":")[0] for problem in found] == ["line 5", "line 6", "line 8"], found
+    assert (
+        markdown_problems(
+            broken.replace(".`", ".\n`").replace(".- ", ".\n- ").replace(".\n## ", ".\n\n## ")
+        )
+        == []
+    )
+
+
+@pytest.mark.slow
 def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
     tomllib = pytest.importorskip("tomllib")
     expected = scaffold.compatible_range(metadata.version("mcpgen"))
@@ -142,6 +327,7 @@ def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
         assert config["project"]["scripts"] == {NAME: f"{PACKAGE}.__main__:main"}
 
 
+@pytest.mark.slow
 def test_no_file_names_a_path_of_this_machine(
     projects: dict[str, Path], auth_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -158,6 +344,7 @@ def test_no_file_names_a_path_of_this_machine(
                 assert "file:" not in text, path
 
 
+@pytest.mark.slow
 def test_gitignore_notice_and_the_notice_in_every_generated_module(
     projects: dict[str, Path],
 ) -> None:
@@ -178,6 +365,7 @@ def test_gitignore_notice_and_the_notice_in_every_generated_module(
         assert SPEC_NOTICE in module.read_text(), module
 
 
+@pytest.mark.slow
 def test_every_readme_command_names_what_the_project_has(
     projects: dict[str, Path], auth_project: Path
 ) -> None:
@@ -276,6 +464,7 @@ def in_project(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, Path]) -> None:
     project = projects["both"]
     typed = module_name(max(scaffold.default_versions(scaffold.Inputs.load())))
@@ -299,6 +488,7 @@ def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, 
         assert answers["completion"] == ["resources"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http", "both", "websocket", "all"])
 def test_the_projects_own_tests_pass_in_this_environment(
     projects: dict[str, Path], transport: str
@@ -311,6 +501,7 @@ def test_the_projects_own_tests_pass_in_this_environment(
     assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
 
 
+@pytest.mark.slow
 def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: Path) -> None:
     """``--auth``: mcpgen[http,auth]; protection.py from the environment; its own tests
     (in memory in both eras, stdio, and the protection: in process and over HTTP as a
@@ -334,6 +525,7 @@ def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: 
     assert unprotected.returncode == 2 and "MCP_AUTH_ISSUER" in unprotected.stderr
 
 
+@pytest.mark.slow
 def test_auth_without_http_is_refused_in_one_line(tmp_path: Path) -> None:
     ran = mcpgen_cli("new", NAME, "--auth", "--dir", str(tmp_path / "p"), cwd=tmp_path)
     assert ran.returncode == 2, ran.stderr
@@ -359,6 +551,7 @@ WITHOUT_GENERATOR = textwrap.dedent("""
     """)
 
 
+@pytest.mark.slow
 def test_regenerating_without_the_generator_extra_fails_in_one_line_naming_it(
     projects: dict[str, Path],
 ) -> None:
@@ -384,6 +577,7 @@ def shell(command: str, cwd: Path, timeout: float = 600) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetched: Path) -> None:
     """Scaffold with both transports; install this checkout's mcpgen, then the project as its
     README says, into the project's own ``.venv``; call its tool with the official SDK
@@ -437,6 +631,7 @@ def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetche
     assert after == before
 
 
+@pytest.mark.slow
 def test_uvicorn_serves_the_scaffolded_app_as_it_is(projects: dict[str, Path]) -> None:
     """``uvicorn demo_server.server:app``: the ``App`` a project defines is an ASGI
     application itself, so the way users run any ASGI app serves it."""
