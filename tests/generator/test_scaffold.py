@@ -8,6 +8,7 @@ marked slow run projects as processes."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import io
 import itertools
@@ -19,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import tomllib
 import venv
 from collections.abc import Iterator
 from importlib import metadata
@@ -29,6 +29,8 @@ from typing import Any
 
 import anyio
 import black
+from black.files import infer_target_version
+import httpx
 import msgspec
 import pytest
 from pyflakes.api import check as pyflakes_check
@@ -49,6 +51,17 @@ SPEC_NOTICE = "Model Context Protocol a Series of LF"
 #: in both eras, then one stdio and one HTTP run.
 OWN_TESTS = 8
 TIMEOUT = 30
+#: A legacy ``initialize``, answered by any project.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
 #: Every ``--transport`` choice (``mcpgen new --help``): alone, in sets, in either order.
 TRANSPORT_CHOICES = (
     "stdio",
@@ -257,17 +270,18 @@ def test_every_variant_of_the_scaffold_lints_clean(generated: dict[str, ModuleTy
     configuration: its defaults, for the Python versions the project supports) leaves
     every module as it is, and pyflakes finds nothing (no unused import or variable, no
     undefined name), in every variant; the pyproject.toml is valid TOML."""
+    tomllib = pytest.importorskip("tomllib")
+    supported = infer_target_version({"project": {"requires-python": ">=3.10"}})
+    assert supported
+    mode = black.Mode(target_versions=set(supported))
     modules: dict[tuple[str, str], list[str]] = {}  # (path, text) → the variants rendering it
     for label, files in variants().items():
         config = tomllib.loads(files["pyproject.toml"])
         assert config["tool"]["black"]["extend-exclude"] == f"^/{PACKAGE}/mcp/"
-        assert black.files.infer_target_version(config) == black.files.infer_target_version(
-            {"project": {"requires-python": ">=3.10"}}
-        )
+        assert infer_target_version(config) == supported
         for path, text in files.items():
             if path.endswith(".py"):
                 modules.setdefault((path, text), []).append(label)
-    mode = black.Mode(target_versions=set(black.files.infer_target_version(config) or ()))
     found = []
     for (path, text), labels in modules.items():
         if black.format_str(text, mode=mode) != text:
@@ -275,7 +289,7 @@ def test_every_variant_of_the_scaffold_lints_clean(generated: dict[str, ModuleTy
         said = io.StringIO()
         if pyflakes_check(text, path, Reporter(said, said)):
             found.append(f"{labels[0]}: {said.getvalue().strip()}")
-    assert len(variants()) >= 11 and mode.target_versions
+    assert len(variants()) >= 11
     assert found == []
 
 
@@ -499,6 +513,108 @@ def test_the_projects_own_tests_pass_in_this_environment(
     assert ran.returncode == 0, ran.stdout[-3000:]
     expected = {"stdio": 7, "http": 7, "both": OWN_TESTS, "websocket": 7, "all": 9}[transport]
     assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
+
+
+@pytest.mark.slow
+def test_the_projects_own_tests_pass_after_a_user_adds_tools_a_template_and_a_prompt(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
+    """The tests look up what they check by name: three more tools, a resource template
+    and a prompt added to ``server.py`` leave every one of them passing."""
+    project = tmp_path / NAME
+    shutil.copytree(projects["both"], project)
+    grow(project, PACKAGE, "demo-server")
+    ran = in_project(project, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert f"{OWN_TESTS} passed" in ran.stdout, ran.stdout[-500:]
+    listed = in_project(
+        project,
+        "-c",
+        "import asyncio; from demo_server.server import app\n"
+        "async def main():\n"
+        "    async with app.test_client() as client:\n"
+        "        print(len((await client.list_tools()).tools))\n"
+        "asyncio.run(main())",
+    )
+    assert listed.stdout.split() == ["4"], listed.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_whole_project_lints_clean_as_its_user_runs_the_tools(
+    projects: dict[str, Path], auth_project: Path
+) -> None:
+    """``black --check .`` and ``pyflakes .`` in the project's directory, as its CI would
+    run them: black reads the project's configuration (which leaves the generated
+    bindings to ``mcpgen generate``), pyflakes reads everything, bindings included."""
+    for project in (projects["all"], auth_project):
+        for tool in (["black", "--check", "."], ["pyflakes", "."]):
+            ran = subprocess.run(
+                [sys.executable, "-m", *tool],
+                cwd=project,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert ran.returncode == 0, (project, tool, ran.stdout[-2000:], ran.stderr[-2000:])
+
+
+@pytest.mark.slow
+def test_the_command_line_checks_its_options_and_serves_the_hosts_it_allows(
+    projects: dict[str, Path],
+) -> None:
+    """``--port`` outside 0-65535 and an ``--allow-host``/``--allow-origin`` that is no
+    host or origin are usage errors naming the option; then the server, run with
+    ``--allow-host``, serves a request for that host, refuses (403) one for another and
+    logs the refused host with the option that would allow it."""
+    project = projects["both"]
+    for options, said in [
+        (["--port", "99999"], "argument --port: 99999 is not a port (0 to 65535)"),
+        (["--port", "-1"], "argument --port: -1 is not a port (0 to 65535)"),
+        (["--port", "http"], "argument --port: invalid port value: 'http'"),
+        (["--allow-host", "bad host"], "allowed host 'bad host' is not a host[:port]"),
+        (["--allow-origin", "evil.example"], "allowed origin 'evil.example' is not a"),
+    ]:
+        ran = in_project(project, "-m", PACKAGE, "--transport", "http", *options)
+        assert ran.returncode == 2, (options, ran.stderr)
+        assert said in ran.stderr and ran.stderr.startswith("usage:"), (options, ran.stderr)
+
+    async def scenario() -> tuple[int, int, str]:
+        env = {**os.environ, "PYTHONPATH": str(project)}
+        options = ["--transport", "http", "--port", "0", "--allow-host", "mcp.example.test"]
+        server = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            PACKAGE,
+            *options,
+            cwd=project,
+            env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert server.stderr is not None
+            found = None
+            while found is None:
+                line = await asyncio.wait_for(server.stderr.readline(), 20)
+                assert line, "the server stopped before serving"
+                found = re.search(r"http://\S+", line.decode())
+            url = found.group()
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            headers = {"accept": "application/json, text/event-stream"}
+            async with httpx.AsyncClient(timeout=20) as http:
+                refused = await http.post(url, json=body, headers={**headers, "host": "evil.test"})
+                allowed = await http.post(
+                    url, json=INITIALIZE, headers={**headers, "host": "mcp.example.test"}
+                )
+            logged = await asyncio.wait_for(server.stderr.readline(), 20)
+            return refused.status_code, allowed.status_code, logged.decode()
+        finally:
+            if server.returncode is None:
+                server.terminate()
+            await asyncio.wait_for(server.wait(), 20)
+
+    refused, allowed, logged = asyncio.run(scenario())
+    assert (refused, allowed) == (403, 200)
+    assert "Host 'evil.test'" in logged and "--allow-host evil.test" in logged, logged
 
 
 @pytest.mark.slow
