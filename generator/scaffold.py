@@ -6,10 +6,19 @@ names a directory of the machine it was made on, and its README's commands work 
 
 It is assembled in a hidden sibling directory and moved into place only when complete, so
 a failure (or an interruption) never leaves a half-written project.
+
+It needs no schema and no network: the bindings it vendors are copies of those this mcpgen
+installs (``mcpgen.generated``, made by the same generator from the same pins; their
+modules import one another relatively, so they are the same under any package name), and
+what the templates need to know of a version is read from them. Only a version mcpgen
+does not install (one pinned later with ``schema add``, or pinned again at another commit)
+is generated from its fetched schema; when some are not fetched, one error names them all
+and the one command that fetches them.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import keyword
 import re
@@ -20,13 +29,15 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from .emit import environment, format_python
-from .errors import EXIT_EXISTS, GeneratorError, UsageError
-from .fetch import read_schema
+import msgspec
+
+from .emit import SUPPORT_DIR, environment, format_python, package_index, package_path
+from .errors import EXIT_EXISTS, GeneratorError, SchemaError, UsageError
+from .fetch import is_fetched, read_schema
 from .fsops import replace_directory
 from .pins import module_name
 from .roles import find_roles
-from .pipeline import Inputs, generate
+from .pipeline import DEFAULT_PACKAGE, Inputs, bundled_root, generate
 from ..runtime.app.tools import INPUT_ERRORS_AS_RESULTS
 
 TRANSPORTS = ("stdio", "http", "websocket")
@@ -34,6 +45,9 @@ TRANSPORTS = ("stdio", "http", "websocket")
 TRANSPORT_SETS = {"both": ("stdio", "http"), "all": TRANSPORTS}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*$")
 _RELEASE = re.compile(r"^(\d+)(?:\.(\d+))?")
+#: The upstream commit a version's ``types`` module says it was generated from (its first
+#: lines, written by templates/types.py.j2: the commit's first 12 digits).
+_GENERATED_FROM = re.compile(rb"upstream commit ([0-9a-f]{7,40})\)")
 #: What the project is made of: its path (``{package}`` filled in) → its template.
 _FILES = {
     "pyproject.toml": "pyproject.toml.j2",
@@ -158,42 +172,117 @@ def new_project(
     chosen = list(versions) if versions else default_versions(inputs)
     for v in chosen:
         inputs.pins.get(v)
-    transports = transports_of(transport)
-    if auth and "http" not in transports:
-        raise UsageError(
-            "--auth protects the HTTP transport, and this project has none",
-            "add --transport http or --transport both",
-        )
     target = (directory or Path.cwd() / name).resolve()
+    files = render_project(name, chosen, transport, auth, requirement, inputs)
     if target.exists() and (not target.is_dir() or any(target.iterdir())) and not force:
         raise GeneratorError(
             f"{target} exists and is not empty",
             "choose another --dir, or pass --force to replace it",
             EXIT_EXISTS,
         )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for relative, text in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        if progress:
+            progress(f"vendoring bindings for {', '.join(chosen)} into {package}/mcp")
+        vendor_bindings(chosen, f"{package}.mcp", staging, inputs)
+        replace_directory(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def render_project(
+    name: str,
+    versions: Sequence[str],
+    transport: str = "stdio",
+    auth: bool = False,
+    requirement: str | None = None,
+    inputs: Inputs | None = None,
+) -> dict[str, str]:
+    """Every file of the project but its vendored bindings: its path → its text (Python
+    formatted with black). Checks the choices first: a usage error names the bad one, and
+    versions mcpgen does not install must be fetched (:func:`to_generate`)."""
+    package = package_name(name)
+    inputs = inputs or Inputs.load()
+    chosen = list(versions)
+    transports = transports_of(transport)
+    if auth and "http" not in transports:
+        raise UsageError(
+            "--auth protects the HTTP transport, and this project has none",
+            "add --transport http or --transport both",
+        )
+    to_generate(chosen, inputs)  # before reading anything of a version
     context = _context(name, package, chosen, transports, inputs)
     context["auth"] = auth
     required = requirement or mcpgen_requirement(
         "http" in transports, auth=auth, websocket="websocket" in transports
     )
     context["mcpgen_requirement_toml"] = json.dumps(required)  # a valid TOML string too
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    env = environment()
+    files = {}
+    for relative, template in {**_FILES, **(_AUTH_FILES if auth else {})}.items():
+        path = relative.format(package=package)
+        text = env.get_template(f"new/{template}").render(**context)
+        files[path] = format_python(text) if path.endswith(".py") else text
+    return files
+
+
+def installed_version(version: str, inputs: Inputs) -> bool:
+    """Whether this mcpgen installs the bindings of ``version`` as pinned: generated from
+    the pinned commit (a version pinned again at another one is not what it installs)."""
+    types = bundled_root() / module_name(version) / "types.py"
     try:
-        env = environment()
-        for relative, template in {**_FILES, **(_AUTH_FILES if auth else {})}.items():
-            path = staging / relative.format(package=package)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = env.get_template(f"new/{template}").render(**context)
-            path.write_text(format_python(text) if path.suffix == ".py" else text)
-        if progress:
-            progress(f"vendoring bindings for {', '.join(chosen)} into {package}/mcp")
-        generate(chosen, f"{package}.mcp", staging, inputs=inputs, jobs=1)
-        replace_directory(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+        with types.open("rb") as module:
+            head = module.read(1024)
+    except OSError:
+        return False
+    found = _GENERATED_FROM.search(head)
+    return found is not None and inputs.pins.get(version).commit.startswith(found.group(1).decode())
+
+
+def to_generate(versions: Sequence[str], inputs: Inputs) -> list[str]:
+    """The versions of ``versions`` mcpgen does not install, generated from their
+    schemas; a :class:`SchemaError` naming every one of them not fetched, with the one
+    command that fetches them all."""
+    needed = [v for v in versions if not installed_version(v, inputs)]
+    missing = [v for v in needed if not is_fetched(v, inputs.pins, inputs.schema_root)]
+    if missing:
+        listed = ",".join(missing)
+        raise SchemaError(
+            f"{', '.join(missing)}: no bindings installed with this mcpgen and no schema "
+            "fetched to generate them from",
+            f"run `mcpgen schema fetch --version {listed}` (offline: add --from DIR)",
+        )
+    return needed
+
+
+def vendor_bindings(versions: Sequence[str], package: str, out: Path, inputs: Inputs) -> None:
+    """The bindings of ``versions`` as the package ``package`` under ``out``, as
+    ``mcpgen generate --package`` writes them: copies of the installed ones, and those of
+    a version mcpgen does not install generated from its fetched schema."""
+    root = out / package_path(package)
+    needed = to_generate(versions, inputs)
+    for version in versions:
+        if version not in needed:
+            folder = module_name(version)
+            shutil.copytree(
+                bundled_root() / folder,
+                root / folder,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            )
+    if needed:  # writes the package's index and support modules too
+        generate(needed, package, out, inputs=inputs, jobs=1)
+        return
+    index = format_python(package_index(root, inputs.pins, {}))
+    (root / "__init__.py").write_text(index)
+    for support in sorted(SUPPORT_DIR.glob("_*.py")):
+        shutil.copyfile(support, root / support.name)
 
 
 def _context(
@@ -236,7 +325,12 @@ def _context(
 
 
 def _has_structured_output(version: str, inputs: Inputs) -> bool:
-    """Whether ``version``'s tool results have ``structuredContent`` (its schema says)."""
+    """Whether ``version``'s tool results have ``structuredContent``: its ``CallToolResult``
+    has the field, in the bindings mcpgen installs (else in its fetched schema)."""
+    if installed_version(version, inputs):
+        types = importlib.import_module(f"{DEFAULT_PACKAGE}.{module_name(version)}.types")
+        result = types.ROLES["CallToolResult"]
+        return any(f.encode_name == "structuredContent" for f in msgspec.structs.fields(result))
     schema = json.loads(read_schema(version, inputs.pins, inputs.schema_root))
     definitions = schema.get("$defs") or schema.get("definitions") or {}
     result = definitions.get(find_roles(definitions, inputs.overrides).get("CallToolResult"), {})

@@ -38,6 +38,7 @@ from ..aio.session import Session
 from .stateless import StatelessLane
 from ..core.errors import INVALID_REQUEST
 from .hosts import HostPolicy
+from ..core.log_limit import LOG_INTERVAL
 from .answers import Answers
 from .legacy import LegacyEndpoint
 from .streams import Router
@@ -66,12 +67,13 @@ class McpHttpApp:
     """ASGI app serving ``server`` at ``path`` (default ``/mcp``).
 
     ``allowed_hosts``/``allowed_origins`` extend the local names accepted in ``Host`` and
-    ``Origin`` (see :class:`~runtime.http.hosts.HostPolicy`); ``limits`` bound what clients can
-    make the app hold (default: the server's); ``max_body`` overrides its
-    ``max_message_bytes``; ``sse_retry_ms`` is the reconnection delay legacy SSE streams
-    announce. The 2024-11-05 HTTP+SSE transport is served beside it: its stream at
-    ``sse_path`` (default ``/sse``; None: not served), its messages at ``messages_path``
-    (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``websocket_path``
+    ``Origin`` (see :class:`~runtime.http.hosts.HostPolicy`); a request refused for either
+    is logged, once per refused value per ``host_log_interval`` seconds (default 60);
+    ``limits`` bound what clients can make the app hold (default: the server's);
+    ``max_body`` overrides its ``max_message_bytes``; ``sse_retry_ms`` is the reconnection
+    delay legacy SSE streams announce. The 2024-11-05 HTTP+SSE transport is served beside
+    it: its stream at ``sse_path`` (default ``/sse``; None: not served), its messages at
+    ``messages_path`` (default ``/messages``; see :mod:`~runtime.http.sse_endpoint`). ``websocket_path``
     takes MCP over WebSocket there (default None: not served; see
     :mod:`~runtime.http.websocket`). ``health_path`` (default ``/healthz``; None: not served)
     answers a GET, from any host and without a token, with the server's
@@ -104,6 +106,7 @@ class McpHttpApp:
         ready_path: str | None = "/readyz",
         stop_delay: float | None = None,
         shared_sessions: SharedSessions | None = None,
+        host_log_interval: float = LOG_INTERVAL,
     ) -> None:
         self.server = server
         self.auth: ResourceServer | None = auth or getattr(server, "auth", None)
@@ -114,7 +117,7 @@ class McpHttpApp:
         self.limits = limits = chosen
         #: A ``Content-Length`` with fewer digits than the body limit is under it.
         self._length_digits = len(str(limits.max_message_bytes))
-        self.hosts = HostPolicy(allowed_hosts, allowed_origins)
+        self.hosts = HostPolicy(allowed_hosts, allowed_origins, host_log_interval)
         self.sse_retry_ms = sse_retry_ms
         self.sessions = SessionTable(limits)
         #: Shared by all stateless (modern) requests: it never negotiates, so holds no state.
@@ -162,7 +165,7 @@ class McpHttpApp:
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
-            await refuse(send, 403, rejection)
+            await refuse(send, 403, self._logged(headers, rejection))
             return
         principal, auth = None, self.auth
         if auth is not None:  # inline: the path of every request (_admitted for the rest)
@@ -195,7 +198,7 @@ class McpHttpApp:
             return
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
-            await refuse(refuse_with, 403, rejection)
+            await refuse(refuse_with, 403, self._logged(headers, rejection))
             return
         if not wants_mcp(scope):
             await refuse(refuse_with, 400, f"Bad Request: ask for the subprotocol {SUBPROTOCOL!r}")
@@ -232,7 +235,7 @@ class McpHttpApp:
         on (a refusal has been sent otherwise), and who it is from on a protected app."""
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
-            await refuse(send, 403, rejection)
+            await refuse(send, 403, self._logged(headers, rejection))
             return False, None
         auth = self.auth
         if auth is None:
@@ -369,9 +372,19 @@ class McpHttpApp:
         """The protected resource metadata, to a request passing the Host/Origin checks."""
         rejection = self._refusal(headers.get(b"host", b""), headers.get(b"origin"))
         if rejection is not None:
-            await refuse(send, 403, rejection)
+            await refuse(send, 403, self._logged(headers, rejection))
             return
         await auth.serve_metadata(method, send)
+
+    def _logged(self, headers: Headers, rejection: str) -> str:
+        """``rejection`` of a request's ``Host`` or ``Origin``, logged (rate-limited: only
+        refused requests pay for it; the check itself is cached)."""
+        origin = headers.get(b"origin")
+        self.hosts.warn(
+            headers.get(b"host", b"").decode("latin-1"),
+            None if origin is None else origin.decode("latin-1"),
+        )
+        return rejection
 
     def _host_or_origin_refused(self, raw_host: bytes, raw_origin: bytes | None) -> str | None:
         """Why ``Host``/``Origin`` are refused (DNS-rebinding defence), or None."""

@@ -7,13 +7,23 @@ prefix or by splitting on the last colon is not enough (``[::1].evil.com``,
 ``localhost:evil``): each value is parsed as the URI grammar says (a bracketed IPv6
 literal or a registered name, then an optional port of digits) and anything malformed is
 refused outright.
+
+A refusal is logged (a warning on ``mcpgen.runtime.http.endpoint`` naming the value and
+the setting that would allow it), since a server put behind a name it was not told of
+refuses every request: once per refused value per ``log_interval`` (60 s by default), with
+the repeats counted, and for at most ``core.log_limit.MAX_CAUSES`` values at once (the
+others share a line), so a flood of requests, or of made-up names, writes a bounded
+number of lines.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 from collections.abc import Iterable
+
+from ..core.log_limit import LOG_INTERVAL, RateLimitedLog
 
 #: Names every local server answers to.
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -24,6 +34,9 @@ _LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
 _NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _PORT = re.compile(r"[0-9]{1,5}")
 _SCHEMES = ("http", "https")
+#: Characters of a refused value a warning shows (a header may be long).
+SHOWN = 100
+log = logging.getLogger("mcpgen.runtime.http.endpoint")
 
 
 class Authority:
@@ -82,10 +95,18 @@ class HostPolicy:
     Accepted hosts are the local names plus ``allowed_hosts`` (each ``name`` for any port
     or ``name:port`` for one); accepted origins are those whose host is accepted, plus
     ``allowed_origins`` (``scheme://host[:port]``, matched exactly). A request without
-    ``Origin`` (not from a browser) is checked by its ``Host`` alone.
+    ``Origin`` (not from a browser) is checked by its ``Host`` alone. ``log_interval``:
+    the least time in seconds between two warnings about one refused value
+    (:meth:`warn`).
     """
 
-    def __init__(self, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()):
+    def __init__(
+        self,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        log_interval: float = LOG_INTERVAL,
+    ):
+        self.log = RateLimitedLog(log, log_interval)
         self.any_port: set[str] = set(LOCAL_NAMES)
         self.exact: set[tuple[str, int]] = set()
         for entry in allowed_hosts:
@@ -122,3 +143,38 @@ class HostPolicy:
         if (scheme, where.host, where.port) in self.origins or self.allows(where):
             return None
         return f"Forbidden: origin {origin!r} is not allowed"
+
+    def warn(self, host: str, origin: str | None) -> None:
+        """Log that a request with these headers was refused (:meth:`refusal` said why):
+        the refused value, and the setting that would allow it; at most one line per
+        value per ``log_interval``, the repeats counted in the next."""
+        authority = parse_authority(host)
+        if authority is None:
+            shown = host[:SHOWN]
+            self.log.warning(
+                f"host {shown!r}",
+                "mcpgen: refused requests (403) whose Host %r is no host[:port]",
+                shown,
+            )
+        elif not self.allows(authority):
+            self.log.warning(
+                f"host {authority.host[:SHOWN]!r}",
+                "mcpgen: refused a request (403) for Host %r: not a name of this server."
+                " If clients reach it by that name, allow it: allowed_hosts=[%r]"
+                " (App.run, McpHttpApp; a scaffolded server's --allow-host %s)",
+                host[:SHOWN],
+                authority.host[:SHOWN],
+                authority.host[:SHOWN],
+            )
+        elif origin is not None:
+            shown = origin[:SHOWN]
+            self.log.warning(
+                f"origin {shown!r}",
+                "mcpgen: refused a request (403) from Origin %r: not this server's nor an"
+                " allowed one. If web pages from there may call it, allow it:"
+                " allowed_origins=[%r] (App.run, McpHttpApp; a scaffolded server's"
+                " --allow-origin %s)",
+                shown,
+                shown,
+                shown,
+            )

@@ -1,13 +1,22 @@
 """``mcpgen new``: the project it writes, read as a stranger would read it, run in this
 process's environment, and installed and run as its users would (that last test builds a
-virtual environment; the others render into a temporary directory and need none)."""
+virtual environment; the others render into a temporary directory and need none).
+
+The fast tests render every variant in process: no schema is needed (the bindings come
+from those mcpgen installs), every file lints clean, the README is clean Markdown. Those
+marked slow run projects as processes."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import io
+import itertools
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,15 +24,25 @@ import venv
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
+import black
+from black.files import infer_target_version
+import httpx
+import msgspec
 import pytest
+from pyflakes.api import check as pyflakes_check
+from pyflakes.reporter import Reporter
 
 from support.checkout import MIRROR, ROOT
+from support.scaffolds import grow, markdown_problems
 from mcpgen.generator import scaffold
-from mcpgen.generator.errors import GeneratorError
+from mcpgen.generator.errors import GeneratorError, SchemaError
+from mcpgen.generator.fetch import SOURCE_ENV
 from mcpgen.generator.pins import module_name
+from mcpgen.generator.pipeline import bundled_root
 
 NAME, PACKAGE = "demo-server", "demo_server"
 #: The notice every generated module of the vendored bindings carries.
@@ -32,10 +51,27 @@ SPEC_NOTICE = "Model Context Protocol a Series of LF"
 #: in both eras, then one stdio and one HTTP run.
 OWN_TESTS = 8
 TIMEOUT = 30
-
-
-# Slow: renders, installs and runs projects (``make unit`` leaves this module out).
-pytestmark = pytest.mark.slow
+#: A legacy ``initialize``, answered by any project.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+#: Every ``--transport`` choice (``mcpgen new --help``): alone, in sets, in either order.
+TRANSPORT_CHOICES = (
+    "stdio",
+    "http",
+    "websocket",
+    "both",
+    "all",
+    "http,websocket",
+    "websocket,stdio",
+)
 
 
 def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -50,7 +86,9 @@ def mcpgen_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[str, Path]:
+def projects(
+    tmp_path_factory: pytest.TempPathFactory, generated: dict[str, ModuleType]
+) -> dict[str, Path]:
     """A project per ``--transport`` choice, rendered in this process."""
     made = {}
     for transport in ("stdio", "http", "both", "websocket", "all"):
@@ -60,7 +98,9 @@ def projects(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def auth_project(tmp_path_factory: pytest.TempPathFactory, fetched: Path) -> Path:
+def auth_project(
+    tmp_path_factory: pytest.TempPathFactory, generated: dict[str, ModuleType]
+) -> Path:
     """``mcpgen new --transport both --auth``: protected over HTTP."""
     where = tmp_path_factory.mktemp("scaffold-auth") / NAME
     return scaffold.new_project(NAME, transport="both", directory=where, auth=True)
@@ -85,18 +125,20 @@ def code_lines(readme: str) -> list[str]:
 
 
 def test_a_failed_scaffold_leaves_nothing_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
 ) -> None:
     def broken(*args: Any, **kwargs: Any) -> list[Path]:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(scaffold, "generate", broken)
+    monkeypatch.setattr(scaffold, "vendor_bindings", broken)
     with pytest.raises(RuntimeError):
         scaffold.new_project("half-done", directory=tmp_path / "half-done")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bad_names_and_taken_directories_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_bad_names_and_taken_directories_are_refused_in_one_line(
+    tmp_path: Path, generated: dict[str, ModuleType]
+) -> None:
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "file").write_text("mine")
@@ -130,6 +172,163 @@ def test_the_runtime_version_range_follows_the_running_mcpgen() -> None:
     assert websocket == "mcpgen[http,websocket]>=0.1.0,<0.2"
 
 
+def no_schemas_and_no_network(monkeypatch: pytest.MonkeyPatch, empty: Path) -> None:
+    """As on a machine where mcpgen was installed from its wheel and nothing was ever
+    fetched: an empty schema directory, no source named, and no connection possible."""
+    monkeypatch.setenv("MCPGEN_SCHEMA_DIR", str(empty))
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+
+    def offline(*args: Any, **kwargs: Any) -> None:
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr("socket.socket.connect", offline)
+    monkeypatch.setattr("socket.create_connection", offline)
+
+
+def test_new_needs_no_schema_the_installed_bindings_are_vendored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
+) -> None:
+    """With no schema fetched and no network, ``mcpgen new`` vendors copies of the bindings
+    mcpgen installs (every version), and what it says of a version's tool results comes
+    from them: structured content where ``CallToolResult`` has the field, else text."""
+    no_schemas_and_no_network(monkeypatch, tmp_path / "empty")
+    versions = scaffold.Inputs.load().pins.ordered()
+    project = scaffold.new_project(NAME, versions, "both", tmp_path / NAME)
+    vendored = project / PACKAGE / "mcp"
+    for version in versions:
+        installed = bundled_root() / module_name(version)
+        for module in ("__init__", "types", "methods", "server", "client"):
+            copy = vendored / module_name(version) / f"{module}.py"
+            assert copy.read_bytes() == (installed / f"{module}.py").read_bytes(), copy
+    index = (vendored / "__init__.py").read_text()
+    assert all(f'"{v}": "{module_name(v)}"' in index for v in versions)
+    for version, expected in (("2024-11-05", False), ("2025-11-25", True)):
+        fields = msgspec.structs.fields(generated[version].ROLES["CallToolResult"])
+        assert any(f.encode_name == "structuredContent" for f in fields) is expected
+        files = scaffold.render_project(NAME, [version])
+        tests = files["tests/test_server.py"]
+        assert ('structured_content == {"result": 5}' in tests) is expected, version
+
+
+def test_versions_mcpgen_does_not_install_are_named_in_one_error_with_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated: dict[str, ModuleType]
+) -> None:
+    """Versions pinned again at another commit (or pinned since mcpgen was built) are
+    generated from their schemas: when they are not fetched, one error names every one
+    and the command fetching them all, and nothing is written; then a project of the
+    versions mcpgen installs is made as usual."""
+    no_schemas_and_no_network(monkeypatch, tmp_path / "empty")
+    inputs = scaffold.Inputs.load()
+    repinned = ["2025-06-18", "2026-07-28"]
+    for version in repinned:
+        pin = inputs.pins.versions[version]
+        inputs.pins.versions[version] = msgspec.structs.replace(pin, commit="0123456789ab" * 3)
+    chosen = ["2025-03-26", *repinned]
+    with pytest.raises(SchemaError) as refused:
+        scaffold.new_project(NAME, chosen, "both", tmp_path / NAME, inputs=inputs)
+    line = refused.value.one_line()
+    assert line.startswith("2025-06-18, 2026-07-28: no bindings installed"), line
+    assert "`mcpgen schema fetch --version 2025-06-18,2026-07-28`" in line, line
+    assert "2025-03-26" not in line
+    assert list(tmp_path.iterdir()) == []
+    made = scaffold.new_project(NAME, ["2025-03-26"], "both", tmp_path / NAME)
+    assert (made / PACKAGE / "mcp" / "v2025_03_26" / "types.py").is_file()
+
+
+#: ``--versions`` sets of every kind: one legacy version (no structured results, invalid
+#: arguments a JSON-RPC error), two legacy ones, both eras, the modern era alone, draft.
+VERSION_SETS = (
+    ("2024-11-05",),
+    ("2025-03-26", "2025-06-18"),
+    ("2025-11-25", "2026-07-28"),
+    ("2026-07-28",),
+    ("draft",),
+)
+
+
+@functools.cache
+def variants() -> dict[str, dict[str, str]]:
+    """Every ``--transport`` choice, with and without ``--auth`` (where it has HTTP), each
+    with one of the version sets in turn (every set with several transports): the files
+    each renders, by a label naming its options."""
+    made = {}
+    choices = [
+        (transport, auth)
+        for transport, auth in itertools.product(TRANSPORT_CHOICES, (False, True))
+        if not auth or "http" in scaffold.transports_of(transport)
+    ]
+    for i, (transport, auth) in enumerate(choices):
+        versions = VERSION_SETS[i % len(VERSION_SETS)]
+        label = f"--transport {transport} --versions {','.join(versions)}"
+        label += " --auth" if auth else ""
+        made[label] = scaffold.render_project(NAME, versions, transport, auth)
+    return made
+
+
+def test_every_variant_of_the_scaffold_lints_clean(generated: dict[str, ModuleType]) -> None:
+    """What a user's CI would say of the project: black (as it reads the project's own
+    configuration: its defaults, for the Python versions the project supports) leaves
+    every module as it is, and pyflakes finds nothing (no unused import or variable, no
+    undefined name), in every variant; the pyproject.toml is valid TOML."""
+    tomllib = pytest.importorskip("tomllib")
+    supported = infer_target_version({"project": {"requires-python": ">=3.10"}})
+    assert supported
+    mode = black.Mode(target_versions=set(supported))
+    modules: dict[tuple[str, str], list[str]] = {}  # (path, text) → the variants rendering it
+    for label, files in variants().items():
+        config = tomllib.loads(files["pyproject.toml"])
+        assert config["tool"]["black"]["extend-exclude"] == f"^/{PACKAGE}/mcp/"
+        assert infer_target_version(config) == supported
+        for path, text in files.items():
+            if path.endswith(".py"):
+                modules.setdefault((path, text), []).append(label)
+    found = []
+    for (path, text), labels in modules.items():
+        if black.format_str(text, mode=mode) != text:
+            found.append(f"{labels[0]}: {path}: black would reformat it")
+        said = io.StringIO()
+        if pyflakes_check(text, path, Reporter(said, said)):
+            found.append(f"{labels[0]}: {said.getvalue().strip()}")
+    assert len(variants()) >= 11
+    assert found == []
+
+
+def test_every_variant_of_the_readme_is_clean_markdown(generated: dict[str, ModuleType]) -> None:
+    """Headings, lists, paragraphs and code blocks of every variant's README as a Markdown
+    renderer reads them: nothing glued to the line before, no template left over."""
+    problems = {}
+    for label, files in variants().items():
+        found = markdown_problems(files["README.md"])
+        if found:
+            problems[label] = found
+    assert problems == {}
+    (readme,) = [
+        files["README.md"]
+        for label, files in variants().items()
+        if label.startswith("--transport both ") and label.endswith(" --auth")
+    ]
+    assert "\n\n## Change it\n" in readme
+    assert "\n- `demo_server/__main__.py`: the command line.\n- `demo_server/protection" in readme
+
+
+def test_the_markdown_check_finds_what_a_template_tag_glues() -> None:
+    """The check above, on a README whose template tags ate line ends: a paragraph's end
+    glued to the next one, a heading right under a paragraph, list items in one line."""
+    broken = (
+        "# demo\n\n## Test\n\nIt runs over HTTP.`tests/x.py` checks it.\n## Change it\n\n"
+        "- `a.py`: the command line.- `b.py`: the bindings.\n"
+    )
+    found = markdown_problems(broken)
+    assert [problem.split(":")[0] for problem in found] == ["line 5", "line 6", "line 8"], found
+    assert (
+        markdown_problems(
+            broken.replace(".`", ".\n`").replace(".- ", ".\n- ").replace(".\n## ", ".\n\n## ")
+        )
+        == []
+    )
+
+
+@pytest.mark.slow
 def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
     tomllib = pytest.importorskip("tomllib")
     expected = scaffold.compatible_range(metadata.version("mcpgen"))
@@ -142,6 +341,7 @@ def test_the_project_requires_mcpgen_by_name(projects: dict[str, Path]) -> None:
         assert config["project"]["scripts"] == {NAME: f"{PACKAGE}.__main__:main"}
 
 
+@pytest.mark.slow
 def test_no_file_names_a_path_of_this_machine(
     projects: dict[str, Path], auth_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -158,6 +358,7 @@ def test_no_file_names_a_path_of_this_machine(
                 assert "file:" not in text, path
 
 
+@pytest.mark.slow
 def test_gitignore_notice_and_the_notice_in_every_generated_module(
     projects: dict[str, Path],
 ) -> None:
@@ -178,6 +379,7 @@ def test_gitignore_notice_and_the_notice_in_every_generated_module(
         assert SPEC_NOTICE in module.read_text(), module
 
 
+@pytest.mark.slow
 def test_every_readme_command_names_what_the_project_has(
     projects: dict[str, Path], auth_project: Path
 ) -> None:
@@ -276,6 +478,7 @@ def in_project(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, Path]) -> None:
     project = projects["both"]
     typed = module_name(max(scaffold.default_versions(scaffold.Inputs.load())))
@@ -299,6 +502,7 @@ def test_the_rendered_server_serves_every_kind_in_both_eras(projects: dict[str, 
         assert answers["completion"] == ["resources"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http", "both", "websocket", "all"])
 def test_the_projects_own_tests_pass_in_this_environment(
     projects: dict[str, Path], transport: str
@@ -311,6 +515,109 @@ def test_the_projects_own_tests_pass_in_this_environment(
     assert f"{expected} passed" in ran.stdout, ran.stdout[-500:]
 
 
+@pytest.mark.slow
+def test_the_projects_own_tests_pass_after_a_user_adds_tools_a_template_and_a_prompt(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
+    """The tests look up what they check by name: three more tools, a resource template
+    and a prompt added to ``server.py`` leave every one of them passing."""
+    project = tmp_path / NAME
+    shutil.copytree(projects["both"], project)
+    grow(project, PACKAGE, "demo-server")
+    ran = in_project(project, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert f"{OWN_TESTS} passed" in ran.stdout, ran.stdout[-500:]
+    listed = in_project(
+        project,
+        "-c",
+        "import asyncio; from demo_server.server import app\n"
+        "async def main():\n"
+        "    async with app.test_client() as client:\n"
+        "        print(len((await client.list_tools()).tools))\n"
+        "asyncio.run(main())",
+    )
+    assert listed.stdout.split() == ["4"], listed.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_whole_project_lints_clean_as_its_user_runs_the_tools(
+    projects: dict[str, Path], auth_project: Path
+) -> None:
+    """``black --check .`` and ``pyflakes .`` in the project's directory, as its CI would
+    run them: black reads the project's configuration (which leaves the generated
+    bindings to ``mcpgen generate``), pyflakes reads everything, bindings included."""
+    for project in (projects["all"], auth_project):
+        for tool in (["black", "--check", "."], ["pyflakes", "."]):
+            ran = subprocess.run(
+                [sys.executable, "-m", *tool],
+                cwd=project,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert ran.returncode == 0, (project, tool, ran.stdout[-2000:], ran.stderr[-2000:])
+
+
+@pytest.mark.slow
+def test_the_command_line_checks_its_options_and_serves_the_hosts_it_allows(
+    projects: dict[str, Path],
+) -> None:
+    """``--port`` outside 0-65535 and an ``--allow-host``/``--allow-origin`` that is no
+    host or origin are usage errors naming the option; then the server, run with
+    ``--allow-host``, serves a request for that host, refuses (403) one for another and
+    logs the refused host with the option that would allow it."""
+    project = projects["both"]
+    for options, said in [
+        (["--port", "99999"], "argument --port: 99999 is not a port (0 to 65535)"),
+        (["--port", "-1"], "argument --port: -1 is not a port (0 to 65535)"),
+        (["--port", "http"], "argument --port: invalid port value: 'http'"),
+        (["--allow-host", "bad host"], "allowed host 'bad host' is not a host[:port]"),
+        (["--allow-origin", "evil.example"], "allowed origin 'evil.example' is not a"),
+    ]:
+        ran = in_project(project, "-m", PACKAGE, "--transport", "http", *options)
+        assert ran.returncode == 2, (options, ran.stderr)
+        assert said in ran.stderr and ran.stderr.startswith("usage:"), (options, ran.stderr)
+
+    async def scenario() -> tuple[int, int, str]:
+        env = {**os.environ, "PYTHONPATH": str(project)}
+        options = ["--transport", "http", "--port", "0", "--allow-host", "mcp.example.test"]
+        server = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            PACKAGE,
+            *options,
+            cwd=project,
+            env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert server.stderr is not None
+            found = None
+            while found is None:
+                line = await asyncio.wait_for(server.stderr.readline(), 20)
+                assert line, "the server stopped before serving"
+                found = re.search(r"http://\S+", line.decode())
+            url = found.group()
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            headers = {"accept": "application/json, text/event-stream"}
+            async with httpx.AsyncClient(timeout=20) as http:
+                refused = await http.post(url, json=body, headers={**headers, "host": "evil.test"})
+                allowed = await http.post(
+                    url, json=INITIALIZE, headers={**headers, "host": "mcp.example.test"}
+                )
+            logged = await asyncio.wait_for(server.stderr.readline(), 20)
+            return refused.status_code, allowed.status_code, logged.decode()
+        finally:
+            if server.returncode is None:
+                server.terminate()
+            await asyncio.wait_for(server.wait(), 20)
+
+    refused, allowed, logged = asyncio.run(scenario())
+    assert (refused, allowed) == (403, 200)
+    assert "Host 'evil.test'" in logged and "--allow-host evil.test" in logged, logged
+
+
+@pytest.mark.slow
 def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: Path) -> None:
     """``--auth``: mcpgen[http,auth]; protection.py from the environment; its own tests
     (in memory in both eras, stdio, and the protection: in process and over HTTP as a
@@ -334,6 +641,7 @@ def test_the_auth_project_needs_the_auth_extra_and_its_tests_pass(auth_project: 
     assert unprotected.returncode == 2 and "MCP_AUTH_ISSUER" in unprotected.stderr
 
 
+@pytest.mark.slow
 def test_auth_without_http_is_refused_in_one_line(tmp_path: Path) -> None:
     ran = mcpgen_cli("new", NAME, "--auth", "--dir", str(tmp_path / "p"), cwd=tmp_path)
     assert ran.returncode == 2, ran.stderr
@@ -359,6 +667,7 @@ WITHOUT_GENERATOR = textwrap.dedent("""
     """)
 
 
+@pytest.mark.slow
 def test_regenerating_without_the_generator_extra_fails_in_one_line_naming_it(
     projects: dict[str, Path],
 ) -> None:
@@ -384,6 +693,7 @@ def shell(command: str, cwd: Path, timeout: float = 600) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetched: Path) -> None:
     """Scaffold with both transports; install this checkout's mcpgen, then the project as its
     README says, into the project's own ``.venv``; call its tool with the official SDK
@@ -437,6 +747,7 @@ def test_new_project_installs_serves_and_passes_its_tests(tmp_path: Path, fetche
     assert after == before
 
 
+@pytest.mark.slow
 def test_uvicorn_serves_the_scaffolded_app_as_it_is(projects: dict[str, Path]) -> None:
     """``uvicorn demo_server.server:app``: the ``App`` a project defines is an ASGI
     application itself, so the way users run any ASGI app serves it."""

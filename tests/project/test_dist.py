@@ -22,6 +22,7 @@ import httpx2
 import pytest
 
 from support.processes import announced_http
+from support.scaffolds import grow
 from support.checkout import MIRROR, ROOT, VERSIONS
 from mcpgen.generator.pins import module_name
 
@@ -216,13 +217,40 @@ async def call_every_way(script: Path, project: Path) -> list[str]:
     return seen
 
 
+#: Where nothing answers: the discard port of this machine, which nobody serves here.
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+def offline_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``env`` where no schema was ever fetched and none can be: an empty schema
+    directory, no ``MCPGEN_SCHEMA_SOURCE``, pins whose upstream URLs lead nowhere, and
+    every HTTP request sent through a proxy that does not exist."""
+    pins = json.loads((ROOT / "schema" / "pins.json").read_text())
+    for key in ("raw_url", "tree_url"):
+        pins["upstream"][key] = f"{UNREACHABLE}/{{repository}}/{{commit}}/{key}"
+    pins_file = tmp_path / "unreachable-pins.json"
+    pins_file.write_text(json.dumps(pins))
+    empty = tmp_path / "no-schemas"
+    empty.mkdir()
+    offline = {k: v for k, v in env.items() if k != "MCPGEN_SCHEMA_SOURCE"}
+    offline |= {"MCPGEN_SCHEMA_DIR": str(empty), "MCPGEN_PINS": str(pins_file)}
+    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        offline[proxy] = UNREACHABLE
+    offline.pop("no_proxy", None)
+    offline.pop("NO_PROXY", None)
+    return offline
+
+
 def test_from_the_wheel_to_a_scaffold_that_official_clients_call(
     wheel: Path, tmp_path: Path
 ) -> None:
     """The whole path a user takes: install the wheel into a fresh venv (the checkout not
-    importable), vendor bindings into a package, scaffold a project, install the project
-    from the directory of wheels into a second fresh venv, run the project's own tests,
-    and call its tool with the official SDK client (auto and legacy; stdio and HTTP)."""
+    importable); scaffold a project there with no schema fetched and no network (its
+    bindings are those the wheel installs); add three tools, a resource template and a
+    prompt to its server as a user would; vendor bindings into a package; install the
+    project from the directory of wheels into a second fresh venv, run the project's own
+    tests, and call its tool with the official SDK client (auto and legacy; stdio and
+    HTTP)."""
     wheels = wheel.parent
     work = tmp_path / "work"
     work.mkdir()
@@ -232,6 +260,23 @@ def test_from_the_wheel_to_a_scaffold_that_official_clients_call(
     env = clean_env(tool_bin, tmp_path / "home")
     mcpgen = str(tool_bin / "mcpgen")
     newest = VERSIONS[-2] if VERSIONS[-1] == "draft" else VERSIONS[-1]
+
+    offline = offline_env(env, tmp_path)
+    refused = subprocess.run(
+        [mcpgen, "schema", "fetch", "--version", newest],
+        cwd=work,
+        env=offline,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # The network is out of reach indeed: a fetch says so.
+    assert refused.returncode == 3 and "unreachable" in refused.stderr, refused.stderr
+    made = run([mcpgen, "new", "demo-server", "--transport", "both"], cwd=work, env=offline)
+    assert "created" in made.stdout and "error" not in made.stderr, made.stderr
+    assert list(Path(offline["MCPGEN_SCHEMA_DIR"]).iterdir()) == []  # nothing fetched
+    project = work / "demo-server"
+    grow(project, "demo_server", "demo-server")
     run([mcpgen, "schema", "fetch", "--version", "all"], cwd=work, env=env)
     run(
         [mcpgen, "generate", "--version", newest, "--package", "acme.mcp", "--out", "vendor"],
@@ -249,14 +294,14 @@ def test_from_the_wheel_to_a_scaffold_that_official_clients_call(
     )
     assert Path(vendored.stdout.strip()).is_relative_to(work / "vendor")
 
-    run([mcpgen, "new", "demo-server", "--transport", "both"], cwd=work, env=env)
-    # fetch, generate and new wrote nothing into the installation
+    # new, fetch and generate wrote nothing into the installation
     assert files_of(site_packages(tmp_path / "tool-venv")) == installation
-    project = work / "demo-server"
     app_bin = fresh_venv(tmp_path / "app-venv")
     offline_install(app_bin, wheels, project, "-e", ".[test]")
     own = run([str(app_bin / "pytest"), "-q"], cwd=project, env=clean_env(app_bin, project))
+    # Its tests, all of them, pass with the additions: they look things up by name.
     passed = re.search(r"(\d+) passed", own.stdout)
-    assert passed and "failed" not in own.stdout, own.stdout[-2000:]
+    assert passed and int(passed.group(1)) == 8, own.stdout[-2000:]
+    assert "failed" not in own.stdout, own.stdout[-2000:]
     seen = anyio.run(call_every_way, app_bin / "demo-server", project)
     assert seen == ["stdio/auto", "stdio/legacy", "http/auto", "http/legacy"]
