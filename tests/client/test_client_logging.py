@@ -3,7 +3,8 @@ and above in either era: ``logging/setLevel`` to a legacy server (none to one th
 no ``logging``), the ``_meta`` log level of each later request to a 2026-07-28 server
 (which has no ``logging/setLevel``). The handlers' ``on_logging_message`` hears what passes,
 in order, before the call's result; an unknown level is refused before anything is sent;
-a server process started again is asked for the same level."""
+a server process started again, or a legacy session that replaces one the server lost, is
+asked for the same level."""
 
 from __future__ import annotations
 
@@ -175,6 +176,69 @@ def test_a_server_started_again_is_asked_for_the_same_level(mode: Mode) -> None:
                 await client.call_tool(name="work")
             assert text_of(await client.call_tool(name="work")) == "worked"
             assert logs.heard == EVERY[3:] * 2
+        finally:
+            await session.close()
+            for end in server.ends:
+                await end.close()
+
+    run(scenario())
+
+
+class Forgetful:
+    """A transport to ``Restartable`` whose server forgets the legacy session when told
+    (as an HTTP server that restarted answers 404): ``sessions_lost`` counts the losses,
+    as the HTTP transport's does, and a new server takes the messages that follow."""
+
+    def __init__(self, server: Restartable) -> None:
+        self.server = server
+        self.sessions_lost = 0
+        self.lost_session_id = "forgotten"
+        self.inner: MemoryTransport | None = None
+
+    async def open(self) -> Forgetful:
+        self.inner = await self.server.start()
+        return self
+
+    async def receive(self) -> bytes | None:
+        while True:
+            inner = self.inner
+            assert inner is not None
+            frame = await inner.receive()
+            if frame is not None or inner is self.inner:
+                return frame  # the end of a forgotten session's stream is not the end
+
+    async def send(
+        self, data: bytes, related: Any = None, final: bool = False, status: Any = None
+    ) -> None:
+        assert self.inner is not None
+        await self.inner.send(data, related, final, status)
+
+    async def forget(self) -> None:
+        old = self.inner
+        await self.open()
+        self.sessions_lost += 1
+        assert old is not None
+        await old.close()
+
+    async def close(self) -> None:
+        if self.inner is not None:
+            await self.inner.close()
+
+
+def test_a_legacy_session_renewed_after_the_server_lost_it_is_asked_for_the_same_level() -> None:
+    async def scenario() -> None:
+        logs = Logs()
+        server = Restartable()
+        transport = await Forgetful(server).open()
+        session = ClientSession(c.Client.__binding__, logs)
+        try:
+            await session.connect(transport, "legacy")
+            client = c.Client(session)
+            await session.set_logging_level("error")
+            await transport.forget()
+            assert text_of(await client.call_tool(name="work")) == "worked"
+            assert session.renewals == 1 and len(server.serving) == 2
+            assert logs.heard == EVERY[3:]
         finally:
             await session.close()
             for end in server.ends:
