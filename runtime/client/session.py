@@ -35,6 +35,7 @@ from ..core.errors import (
 )
 from ..core import elicitation
 from ..core.limits import CLIENT, Limits
+from ..core.log_levels import LOG_LEVELS
 from ..core.extensions import Extension, declare
 from ..aio.middleware import Middleware
 from ..core.negotiation import Versions
@@ -60,6 +61,7 @@ C = TypeVar("C")
 T = TypeVar("T")
 Mode = Literal["auto", "legacy", "modern"]
 SUBSCRIBE, UNSUBSCRIBE = "resources/subscribe", "resources/unsubscribe"
+SET_LEVEL = "logging/setLevel"
 
 
 @dataclass
@@ -198,6 +200,9 @@ class ClientSession:
         self._renewing = asyncio.Lock()
         self._subscribed: dict[str, None] = {}
         self._handshake_timeout = 30.0
+        #: The log level a legacy session was asked for (``set_logging_level``), asked
+        #: again of a session that replaces it.
+        self._log_level: str | None = None
 
     @property
     def protocol_version(self) -> str:
@@ -372,17 +377,26 @@ class ClientSession:
         task_result: Any = None,
         opt_in: Sequence[Extension] = (),
         capabilities: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> Any:
         """Send a request and return its result (a ``result``); a modern server's
         ``input_required`` answers are fulfilled with the client handlers and the request
         retried. A task the server made of it is a ``task_result`` (``runtime.client.tasks``
         chooses by default). ``opt_in``: extensions declared for this request alone;
         ``capabilities``: what this request declares in place of the session's (a modern
-        server reads them per request; e.g. a proxy declaring its own client's)."""
+        server reads them per request; e.g. a proxy declaring its own client's).
+        ``progress(progress, total, message)`` hears the server's progress reports, in
+        order, before the result. ``timeout``: seconds each message of the request waits
+        for its answer, in place of ``Limits.request_timeout``; past it the request is
+        cancelled at the server and ``RequestTimeout`` raised."""
         if self.session is None:
             raise RuntimeError("not connected")
         chosen = task_result or tc.task_result_of(self, method, params)
         options: dict[str, Any] = {"result": result, "task_result": chosen}
+        if timeout is not None:
+            if not timeout > 0:
+                raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
+            options["timeout"] = timeout
         if opt_in or capabilities is not None:
             base = dict(capabilities) if capabilities is not None else self.conn.capabilities
             options["capabilities"] = declare(base, opt_in)
@@ -549,13 +563,15 @@ class ClientSession:
             with contextlib.suppress(Exception):
                 await self.session.close()
             transport = await self.reopen()
-            self.conn = c.Connection(**self._connection_args)
+            level, self.conn = self.conn.log_level, c.Connection(**self._connection_args)
+            self.conn.log_level = level  # a 2026-07-28 server is told on every request
             log.warning("the server process ended; a new one is started (%s era)", era)
             await self.connect(
                 transport, "modern" if era == "modern" else "legacy", self._handshake_timeout
             )
             for uri in self._wanted_uris():
                 await self.session.request(SUBSCRIBE, {"uri": uri})
+            await self._ask_log_level()
             self._renewed()
             return True
 
@@ -593,6 +609,7 @@ class ClientSession:
                 version = self.protocol_version
             for uri in self._wanted_uris():
                 await self.session.request(SUBSCRIBE, {"uri": uri})
+            await self._ask_log_level()
             self._renewed()
             self.renewals += 1
             log.info("session %s was lost; a new one is initialized (%s)", lost, version)
@@ -630,11 +647,14 @@ class ClientSession:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         progress: ProgressCallback | None = None,
+        timeout: float | None = None,
     ) -> T:
         """Call tool ``name`` and return its ``structuredContent`` as ``output_type`` (a
         msgspec Struct, dataclass, TypedDict or builtin type), checked against the tool's
-        ``outputSchema`` first (``runtime.client.outputs``)."""
-        return await call_tool_as(self.request, output_type, name, arguments, progress=progress)
+        ``outputSchema`` first (``runtime.client.outputs``); ``progress`` and ``timeout``
+        as :meth:`request` takes them."""
+        send = self.request if timeout is None else functools.partial(self.request, timeout=timeout)
+        return await call_tool_as(send, output_type, name, arguments, progress=progress)
 
     async def list_tasks(self) -> list[tc.TaskInfo]:
         """The tasks the server lists for this client (2025-11-25 ``tasks/list``)."""
@@ -651,8 +671,34 @@ class ClientSession:
         await self.session.notify(method, params)
 
     def set_log_level(self, level: str | None) -> None:
-        """Modern era: ask for log messages at ``level`` and above on every request."""
+        """Modern era only: ask for log messages at ``level`` and above on every request
+        (the ``_meta`` log level; None: no messages). :meth:`set_logging_level` does it in
+        either era."""
         self.conn.log_level = level
+
+    async def set_logging_level(self, level: str) -> None:
+        """Receive the server's log messages (``notifications/message``, heard by the
+        handlers' ``on_logging_message``) at ``level`` and above, in either era: a legacy
+        server is sent ``logging/setLevel`` (one that declares no ``logging`` sends no
+        messages and is not asked), a 2026-07-28 server is told on each request that follows
+        (its ``_meta``). A session that replaces a lost one is asked again."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: one of {', '.join(LOG_LEVELS)}")
+        if self.session is None:
+            raise RuntimeError("not connected")
+        if self._logs_by_session():
+            await self.request(SET_LEVEL, {"level": level})
+            self._log_level = level
+        self.set_log_level(level)
+
+    def _logs_by_session(self) -> bool:
+        """A legacy server that logs: its log level is set once for the session."""
+        return self.era == "legacy" and "logging" in self.server_capabilities
+
+    async def _ask_log_level(self) -> None:
+        """Ask a new legacy session for the log level asked of the one it replaced."""
+        if self._log_level is not None and self.session is not None and self._logs_by_session():
+            await self.session.request(SET_LEVEL, {"level": self._log_level})
 
     # -- what the server asks of us ---------------------------------------------------------
 
