@@ -27,11 +27,9 @@ from ..core.errors import (
     INVALID_REQUEST,
     MODERN_ERRORS,
     UNSUPPORTED_PROTOCOL_VERSION,
-    URL_ELICITATION_REQUIRED,
     ConnectionClosed,
     McpError,
     NegotiationError,
-    UrlElicitationRequired,
 )
 from ..core import elicitation
 from ..core.limits import CLIENT, Limits
@@ -54,6 +52,7 @@ from .eras import ERAS, EraStore, Known, learned
 from .listen import ACKNOWLEDGED, NOTIFIED, Listener, wanted_filter
 from .outputs import OutputValidation, ToolOutputs, call_tool_as
 from .answers import Answers
+from .url_elicitation import UrlElicitations
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpgen.runtime.client.session")
@@ -123,13 +122,6 @@ class ClientSession:
         url_elicitation_wait: float | None = None,
         output_validation: OutputValidation = "error",
     ) -> None:
-        if url_elicitation_wait is not None and not url_elicitation_wait > 0:
-            raise ValueError(f"url_elicitation_wait must be positive, got {url_elicitation_wait!r}")
-        #: Seconds a request answered -32042 waits for its URL elicitations to complete
-        #: before it is sent again (None: it is not; ``UrlElicitationRequired`` is raised).
-        self.url_elicitation_wait = url_elicitation_wait
-        #: URL elicitations waited on, by id: set when the server says one completed.
-        self._completions: dict[str, asyncio.Future[None]] = {}
         self.binding = binding
         #: Traces each request (``runtime.server.telemetry.Telemetry``: a CLIENT span whose
         #: trace context goes in the request's ``_meta``, as the official SDKs send it).
@@ -150,6 +142,8 @@ class ClientSession:
         caps = declare(caps, declared)
         #: What the client answers when the server asks (``runtime.client.answers``).
         self.answers = Answers(handlers, self.versions, caps, middleware, receiver)
+        #: What a request answered -32042 does (``runtime.client.url_elicitation``).
+        self.url_elicitations = UrlElicitations(url_elicitation_wait, self.answers, self.fulfil)
         self.task_polling = task_polling or tc.TaskPolling()
         self.task_watch = tc.TaskWatch()  # status notifications wake the polling handles
         #: Where the era found for a ``server_key`` is kept (the process's, by default).
@@ -431,7 +425,9 @@ class ClientSession:
         rounds = self.conn.limits.max_input_rounds
         for answered in range(rounds + 1):
             try:
-                answer = await self._visiting(method, params, progress, options)
+                answer = await self.url_elicitations.send(
+                    functools.partial(self._sent, method, params, progress, options)
+                )
             except McpError as exc:
                 # The spec's advice for -32020 on a call: the tool's x-mcp-header
                 # annotations may be new to us; list the tools again and retry once.
@@ -464,53 +460,6 @@ class ClientSession:
             self.outputs.listed(params, answer)
         elif method in (SUBSCRIBE, UNSUBSCRIBE):
             self._note_subscription(method, params)
-
-    async def _visiting(
-        self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
-    ) -> Any:
-        """:meth:`_sent`, -32042 raised as ``UrlElicitationRequired``; with
-        ``url_elicitation_wait`` set, the user is sent to its URLs first (the ``elicit``
-        handler) and the request sent once more."""
-        try:
-            return await self._sent(method, params, progress, options)
-        except McpError as exc:
-            if exc.code != URL_ELICITATION_REQUIRED:
-                raise
-            required = UrlElicitationRequired.from_error(exc)
-        if not await self._visited(required):
-            raise required
-        try:
-            return await self._sent(method, params, progress, options)
-        except McpError as exc:
-            if exc.code != URL_ELICITATION_REQUIRED:
-                raise
-            raise UrlElicitationRequired.from_error(exc) from None
-
-    async def _visited(self, required: UrlElicitationRequired) -> bool:
-        """Show the user each URL of ``required`` (the ``elicit`` handler), then wait at
-        most ``url_elicitation_wait`` seconds for the server to say each completed: True
-        when every one was accepted; False (nothing more shown) when the client does not
-        do this, or the user did not accept one."""
-        wait = self.url_elicitation_wait
-        if wait is None or not required.elicitations or not self.answers.answers("elicit"):
-            return False
-        loop = asyncio.get_running_loop()
-        names = [str(one["elicitationId"]) for one in required.elicitations]
-        waiting = {name: self._completions.setdefault(name, loop.create_future()) for name in names}
-        try:
-            for one, name in zip(required.elicitations, names):
-                ask = {"method": elicitation.METHOD, "params": one}
-                try:
-                    answer = await self.fulfil(f"url-elicitation:{name}", ask)
-                except McpError:
-                    return False
-                if member(answer, "action") != "accept":
-                    return False
-            await asyncio.wait(list(waiting.values()), timeout=wait)
-            return True
-        finally:
-            for name in names:
-                self._completions.pop(name, None)
 
     async def _sent(
         self, method: str, params: Any, progress: ProgressCallback | None, options: dict[str, Any]
@@ -722,10 +671,7 @@ class ClientSession:
             if name in STALE_AFTER and self.cache is not None:
                 await self.cache.stale(self.server_key, name)
         elif name == elicitation.COMPLETE:
-            completed = member(msgspec.to_builtins(event.params), elicitation.ELICITATION_ID)
-            waiter = self._completions.get(completed) if isinstance(completed, str) else None
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            self.url_elicitations.completed(event.params)
         await self.answers.notified(event)
 
     # -- listening ---------------------------------------------------------------------------

@@ -21,13 +21,7 @@ TOP_MODULES_AT_MOST = 6
 SANS_IO = ("core",)
 #: Lines past which a module is looked at again; the ones that stay bigger, and why.
 SOFT_SIZE = 800
-BIGGER: dict[str, str] = {
-    # One connection's life as its caller sees it: era detection, input rounds, timeouts
-    # and log levels in either era, a lost session or process renewed; the jobs it hands
-    # off (answers, cache, eras, listen, pages, outputs, tasks, recovery) have modules of
-    # their own.
-    "client.session": "ClientSession",
-}
+BIGGER: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:
