@@ -684,7 +684,9 @@ def proxy(
     from mcpgen.runtime.client import CLIENT_LIMITS, Mode
     from mcpgen.runtime.gateway import ClientQuota, Proxy, Upstream
     from mcpgen.runtime.gateway.config import ConfigError, load_config
-    from mcpgen.runtime.gateway.proxy import Transport
+    from mcpgen.runtime.gateway.proxy import Transport, UpstreamUnreachable
+
+    from .errors import EXIT_UPSTREAM, GeneratorError
     from mcpgen.runtime.gateway.upstream import UrlTransport
 
     words = list(upstream)
@@ -725,14 +727,22 @@ def proxy(
         )
     except ValueError as exc:  # mounts that would confuse names
         raise click.BadParameter(str(exc), param_hint="--config") from None
-    if transport == "stdio":
-        served.run("stdio")
-    else:
-        served.run(
-            cast("Transport", transport),
-            host=host,
-            port=port,
-            path=path,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_hosts,
-        )
+    try:
+        if transport == "stdio":
+            served.run("stdio")
+        else:
+            served.run(
+                cast("Transport", transport),
+                host=host,
+                port=port,
+                path=path,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_hosts,
+            )
+    except UpstreamUnreachable as exc:
+        raise GeneratorError(
+            exc.message,
+            "run the upstream command alone, or open its URL, to see why; the proxy serves"
+            " nothing until its upstreams answer",
+            EXIT_UPSTREAM,
+        ) from None

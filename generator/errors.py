@@ -15,6 +15,8 @@ Exit codes are part of the interface and documented in docs/spec-tracking.md:
        ``schema add`` of a version already pinned)
     6  a file or directory cannot be read or written (a parent that is a file, no
        permission, disk full): the CLI reports any ``OSError`` it did not expect this way
+    7  ``mcpgen proxy``: its upstream cannot be reached when it starts (a command that
+       exits or fails to start, a URL that does not answer as an MCP server)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ EXIT_SCHEMA = 3
 EXIT_GENERATE = 4
 EXIT_EXISTS = 5
 EXIT_FILESYSTEM = 6
+EXIT_UPSTREAM = 7
 
 
 class GeneratorError(Exception):

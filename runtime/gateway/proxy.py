@@ -97,6 +97,11 @@ def mounts_of(given: Target | Sequence[Upstream | Mount]) -> list[Mount]:
     return [Mount(Upstream.of([str(word) for word in given]), "")]
 
 
+class UpstreamUnreachable(McpError):
+    """The proxy cannot start: an upstream cannot be reached (its command exits or fails
+    to start, its URL does not answer as an MCP server). The message names each one."""
+
+
 class Proxy:
     """Serve ``upstream`` (an :class:`Upstream`, a URL, a command line or its words, a
     :class:`Server`/:class:`App` in this process, or a list of upstreams and
@@ -217,7 +222,18 @@ class Proxy:
             if failed:
                 for link in links:
                     await link.close()
-                raise failed[0]
+                if any(not isinstance(exc, McpError) for exc in failed):
+                    raise next(e for e in failed if not isinstance(e, McpError))  # a bug
+                said = [
+                    (
+                        o.message
+                        if "upstream" in o.message
+                        else f"upstream {p.upstream.where}: {o.message}"
+                    )
+                    for p, o in zip(self.pools, opened)
+                    if isinstance(o, McpError)
+                ]
+                raise UpstreamUnreachable(INTERNAL_ERROR, "; ".join(said)) from failed[0]
             for pool, link in zip(self.pools, links):
                 await pool.learn_tasks(link)
             self._server = self._server_like(links)

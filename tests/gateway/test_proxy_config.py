@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime.gateway import Proxy
+from mcpgen.runtime.gateway import Proxy, Upstream
 from mcpgen.runtime.gateway.config import ConfigError, load_config, mounts_from
 from mcpgen.runtime.testing import connect
 from support.app_scenarios import plain
@@ -164,6 +164,33 @@ def test_a_proxy_serves_every_server_a_file_names(tmp_path: Path) -> None:
                 assert json.loads(plain(who)["content"][0]["text"])["protocolVersion"] == (
                     "2025-11-25"
                 )
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+@pytest.mark.slow
+def test_mcpgen_proxy_whose_upstream_cannot_be_reached_says_so_in_one_line() -> None:
+    """An upstream command that exits at once, one that does not exist, and a URL nobody
+    answers: exit 7 and one line naming the upstream, no traceback; the proxy then starts
+    in front of an upstream that answers."""
+    upstreams = {
+        "exits": ["--", sys.executable, "-c", "raise SystemExit(3)"],
+        "/nonexistent/mcp-server": ["--", "/nonexistent/mcp-server"],
+        "http://127.0.0.1:9/mcp": ["http://127.0.0.1:9/mcp"],
+    }
+    for named, words in upstreams.items():
+        ran = mcpgen("proxy", "--transport", "stdio", "--timeout", "10", *words)
+        assert ran.returncode == 7, (named, ran)
+        (line,) = ran.stderr.splitlines()
+        assert line.startswith("error: ") and "(hint: " in line, line
+        assert "upstream" in line and (named in line or sys.executable in line), line
+    adder = SERVERS["mcpServers"]["adder"]
+
+    async def scenario() -> None:
+        async with Proxy(Upstream.of([adder["command"], *adder["args"]])) as proxy:
+            async with connect(proxy.server, mode="auto") as client:
+                added = await client.call_tool(name="add", arguments={"a": 2, "b": 5})
+                assert plain(added)["structuredContent"] == {"result": 7}
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
