@@ -538,11 +538,19 @@ def _pairs(values: tuple[str, ...], sep: str, what: str) -> dict[str, str]:
 )
 @click.option("--path", default="/mcp", show_default=True, help="HTTP: the endpoint's path.")
 @click.option(
+    "--allow-host",
     "--allowed-host",
     "allowed_hosts",
     multiple=True,
     metavar="HOST",
     help="HTTP: a Host (and Origin) accepted besides the local names (repeatable).",
+)
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="HTTP: an Origin accepted besides the local ones and --allow-host (repeatable).",
 )
 @click.option(
     "--upstream-mode",
@@ -649,6 +657,7 @@ def proxy(
     port: int,
     path: str,
     allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
     upstream_mode: str,
     upstream_transport: str,
     per_session: bool,
@@ -737,7 +746,7 @@ def proxy(
                 port=port,
                 path=path,
                 allowed_hosts=allowed_hosts,
-                allowed_origins=allowed_hosts,
+                allowed_origins=(*allowed_hosts, *allowed_origins),
             )
     except UpstreamUnreachable as exc:
         raise GeneratorError(

@@ -185,3 +185,18 @@ def test_a_numeric_option_out_of_bounds_is_a_usage_error_then_a_good_one_runs(
     }[option]
     kind = float if option in ("--timeout", "--client-rate") else int
     assert given == kind(good) and type(given) is kind, given
+
+
+def test_the_proxy_takes_the_scaffolds_host_and_origin_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--allow-host`` and ``--allow-origin`` as a scaffolded server spells them (and the
+    older ``--allowed-host``): hosts are accepted as origins too, origins only as origins."""
+    ran, seen = run_proxy(
+        monkeypatch,
+        *("--transport", "http", "--allow-host", "a.example", "--allowed-host", "b.example"),
+        *("--allow-origin", "https://app.example"),
+    )
+    assert ran.returncode == 0, ran
+    assert list(seen["allowed_hosts"]) == ["a.example", "b.example"]
+    assert list(seen["allowed_origins"]) == ["a.example", "b.example", "https://app.example"]
