@@ -28,6 +28,7 @@ import msgspec
 
 from . import _undeclared
 from ._decoding import TOO_DEEP, dec_hook, rethrow
+from ._defaults import default_value, needs, settle
 from ._open import OpenObject, key
 from ._reshape import plan, plans
 from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
@@ -46,6 +47,7 @@ __all__ = [
     "convert",
     "dec_hook",
     "decode",
+    "default_value",
     "encode",
     "key",
     "register_union",
@@ -111,14 +113,25 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     saying the value nests deeper than the interpreter can follow), or
     ``msgspec.DecodeError`` for malformed JSON.
     """
+    raw_needed = needs(tp)
+    if raw_needed:  # a default shared with values decoding makes: the JSON says
+        try:
+            parsed = msgspec.json.decode(data)
+        except RecursionError:
+            raise msgspec.ValidationError(TOO_DEEP) from None
+        return convert(parsed, tp)
     try:
-        return decoder(tp).decode(data)
+        value = decoder(tp).decode(data)
     except msgspec.ValidationError as exc:
         if not is_undeclared_key_error(exc):
             raise rethrow(exc) from None
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
-    return _keeping(msgspec.json.decode(data), tp)
+    else:
+        return value if raw_needed is None else settle(value)
+    raw = msgspec.json.decode(data)
+    value = _keeping(raw, tp)
+    return value if raw_needed is None else settle(value, raw)
 
 
 @overload
@@ -127,7 +140,8 @@ def convert(obj: Any, tp: type[T]) -> T: ...
 def convert(obj: Any, tp: Any) -> Any: ...
 def convert(obj: Any, tp: Any) -> Any:
     """Like :func:`decode`, from already-parsed builtins (``dict``, ``list``, …)."""
-    return _converted(obj, tp, keep_undeclared=True)
+    value = _converted(obj, tp, keep_undeclared=True)
+    return value if needs(tp) is None else settle(value, obj)
 
 
 def reshape(obj: Any, tp: Any, source: Any = None) -> Any:
