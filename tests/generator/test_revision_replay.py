@@ -103,6 +103,16 @@ def with_marks(document: Any) -> Any:
     return document
 
 
+def with_boolean_default(document: Any) -> Any:
+    """A schema's own ``default`` that is no object of its own (``false`` is every false):
+    ``isError`` of every definition declaring it."""
+    for node in definitions(document).values():
+        properties = node.get("properties") if isinstance(node, dict) else None
+        if isinstance(properties, dict) and "isError" in properties:
+            properties["isError"]["default"] = False
+    return document
+
+
 def synthetic_edits(values: list[str]) -> dict[str, Callable[[Any], Any]]:
     """The retypings, by name; ``values`` are the field's values the examples use."""
     enum = with_enum(values)
@@ -117,6 +127,7 @@ def synthetic_edits(values: list[str]) -> dict[str, Callable[[Any], Any]]:
 
     return {
         "tagged-member-on-trial": with_marks,
+        "boolean-schema-default": with_boolean_default,
         "ref-to-enum": both(enum, retyped(lambda where, _: ref(where))),
         "inline-enum": retyped(lambda *_: {"type": "string", "enum": list(values)}),
         "union-of-consts": retyped(lambda *_: {"anyOf": [{"const": v} for v in values]}),
@@ -241,7 +252,7 @@ def used_values(fetched: Path, version: str) -> list[str]:
 
 
 EDITS = list(synthetic_edits([DEFAULT]))
-RETYPED = [edit for edit in EDITS if edit != "tagged-member-on-trial"]
+RETYPED = [e for e in EDITS if e not in ("tagged-member-on-trial", "boolean-schema-default")]
 
 
 @pytest.fixture(scope="module")
@@ -279,6 +290,21 @@ def test_a_union_decided_by_trial_takes_the_member_that_adds_no_key(
         assert json.loads(t.encode(t.decode(tagged, t.Mark))) == json.loads(tagged)
         assert t.encode(t.convert({"size": 2}, t.Mark)) == b'{"size":2}'
         assert t.encode(t.decode(b'{"size":1,"x":2}', t.Mark)) == b'{"size":1,"x":2}'
+
+
+def test_a_default_shared_with_decoded_values_is_told_by_the_input(
+    synthetic: dict[str, list[tuple[ModuleType, str]]], fetched: Path
+) -> None:
+    for t, source in synthetic["boolean-schema-default"]:
+        call = t.ROLES["CallToolResult"]
+        assert call(content=[]).is_error is False
+        assert json.loads(t.encode(call(content=[])))["isError"] is False
+        for data in (b'{"content":[]}', b'{"content":[],"isError":false}'):
+            for given in (data, data.replace(b"[]", b'[{"type":"text","text":"x"}]')):
+                assert t.decode(given, call).is_error is False
+                assert t.encode(t.decode(given, call)) == given
+                assert t.encode(t.convert(json.loads(given), call)) == given
+        assert check_revision(t, fetched, source)["examples"] > 0
 
 
 @pytest.mark.parametrize("edit", RETYPED)
