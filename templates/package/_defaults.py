@@ -7,7 +7,7 @@ must write it only where the wire carried it. msgspec fills an absent field with
 default object itself, for a decode as for a construction, and cannot tell them apart
 later; so each generated default is an object of its own (:func:`default_value`: equal to
 the value, and never produced by decoding JSON, whatever type the field has: a string, a
-``Literal``, a union), and after a decode :func:`settle` finds the fields that still hold
+``Literal``, a union), and after a decode or a conversion, a walk finds the fields that still hold
 their class's very default object: those were absent on the wire. Each such value becomes
 an instance of a subclass (of the same name; cached per class and set of absent fields)
 that omits exactly those fields when it is encoded, so ``isinstance`` still holds and the
@@ -30,6 +30,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import msgspec
@@ -73,38 +74,84 @@ class _Spec(NamedTuple):
 _specs: dict[type, _Spec | None] = {}
 #: The classes met that have a default or may hold a class that has (union markers too).
 _live: set[type] = set()
-#: Per decoded type: None (nothing to settle), else whether the parsed JSON is needed.
-_plans: dict[Any, bool | None] = {}
+#: Settles a decoded value (given the parsed JSON it came from, or ``MISSING``): returns it.
+Settle = Callable[[Any, Any], Any]
+#: How a value decoded as a type is settled: whether the parsed JSON is needed, and how.
+Settling = tuple[bool, Settle]
+#: Per decoded type: how its values are settled, or None when none has a default.
+settlings: dict[Any, Settling | None] = {}
 #: Subclasses leaving fields out, per (class, absent attributes).
 _absent: dict[tuple[type, frozenset[str]], type] = {}
 #: Subclasses made, at most (all are forgotten when one more is).
 MAX_CLASSES = 1024
 
 
-def needs(tp: Any) -> bool | None:
-    """None when a value decoded as ``tp`` holds no field with a default; else whether
-    settling it needs the parsed JSON (some default is not an object of its own)."""
+def settling_of(tp: Any) -> Settling | None:
+    """How a value decoded as ``tp`` is settled (worked out once per type), or None when
+    it holds no field with a default. The parsed JSON is needed where some default is not
+    an object of its own."""
     try:
-        return _plans[tp]
+        return settlings[tp]
     except KeyError:
         pass
     except TypeError:  # an unhashable annotation: not one of ours
         return None
     classes = _classes_in(tp)
     _analyse(classes)
-    plan = None
+    found: Settling | None = None
     if any(c in _live for c in classes):
-        plan = _raw_needed(classes)
-    _plans[tp] = plan
-    return plan
+        spec = _specs.get(tp) if isinstance(tp, type) else None
+        settle = _settle if spec is None or spec.children or spec.extra else _leaf(tp, spec)
+        found = (_raw_needed(classes), settle)
+    settlings[tp] = found
+    return found
 
 
-def settle(value: Any, raw: Any = MISSING) -> Any:
+def _settle(value: Any, raw: Any) -> Any:
     """``value`` with every Struct in it that got a default for an absent key made to
     leave that key out when encoded; ``raw``, the parsed JSON it was decoded from, says
-    which keys were there (without it, the default objects of their own say it)."""
+    which keys were there (``MISSING``: the default objects of their own say it)."""
     _walk(value, raw)
     return value
+
+
+def _leaf(cls: type, spec: _Spec) -> Settle:
+    """``_settle`` for a class with defaults and nothing below them to settle (a result),
+    returning at once when the value has every defaulted key (what a peer sends)."""
+    checks = tuple((attrgetter(attr), default, wire) for attr, wire, default, _ in spec.defaulted)
+    if len(checks) == 1:  # the usual one, resultType, without a loop
+        ((get, default, wire),) = checks
+
+        def settle_one(value: Any, raw: Any) -> Any:
+            if value.__class__ is cls:
+                if raw is MISSING:
+                    if get(value) is not default:
+                        return value
+                elif type(raw) is dict and wire in raw:
+                    return value
+            _walk(value, raw)
+            return value
+
+        return settle_one
+
+    def settle(value: Any, raw: Any) -> Any:
+        if value.__class__ is cls:
+            if raw is MISSING:
+                for get, default, _ in checks:
+                    if get(value) is default:
+                        break
+                else:
+                    return value
+            elif type(raw) is dict:
+                for _, _, wire in checks:
+                    if wire not in raw:
+                        break
+                else:
+                    return value
+        _walk(value, raw)
+        return value
+
+    return settle
 
 
 def _walk(value: Any, raw: Any) -> None:

@@ -27,8 +27,8 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
 import msgspec
 
 from . import _undeclared
-from ._decoding import TOO_DEEP, dec_hook, rethrow
-from ._defaults import default_value, needs, settle
+from ._decoding import MISSING, TOO_DEEP, dec_hook, rethrow
+from ._defaults import default_value, settling_of, settlings
 from ._open import OpenObject, key
 from ._reshape import plan, plans
 from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
@@ -113,8 +113,11 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     saying the value nests deeper than the interpreter can follow), or
     ``msgspec.DecodeError`` for malformed JSON.
     """
-    raw_needed = needs(tp)
-    if raw_needed:  # a default shared with values decoding makes: the JSON says
+    try:
+        settling = settlings[tp]
+    except (KeyError, TypeError):
+        settling = settling_of(tp)
+    if settling is not None and settling[0]:  # a default decoding also makes: the JSON says
         try:
             parsed = msgspec.json.decode(data)
         except RecursionError:
@@ -128,10 +131,10 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
     else:
-        return value if raw_needed is None else settle(value)
+        return value if settling is None else settling[1](value, MISSING)
     raw = msgspec.json.decode(data)
     value = _keeping(raw, tp)
-    return value if raw_needed is None else settle(value, raw)
+    return value if settling is None else settling[1](value, raw)
 
 
 @overload
@@ -141,7 +144,8 @@ def convert(obj: Any, tp: Any) -> Any: ...
 def convert(obj: Any, tp: Any) -> Any:
     """Like :func:`decode`, from already-parsed builtins (``dict``, ``list``, …)."""
     value = _converted(obj, tp, keep_undeclared=True)
-    return value if needs(tp) is None else settle(value, obj)
+    settling = settling_of(tp)
+    return value if settling is None else settling[1](value, obj)
 
 
 def reshape(obj: Any, tp: Any, source: Any = None) -> Any:
