@@ -7,11 +7,12 @@ must write it only where the wire carried it. msgspec fills an absent field with
 default object itself, for a decode as for a construction, and cannot tell them apart
 later; so each generated default is an object of its own (:func:`default_value`: equal to
 the value, and never produced by decoding JSON, whatever type the field has: a string, a
-``Literal``, a union), and after a decode or a conversion, a walk finds the fields that still hold
-their class's very default object: those were absent on the wire. Each such value becomes
-an instance of a subclass (of the same name; cached per class and set of absent fields)
-that omits exactly those fields when it is encoded, so ``isinstance`` still holds and the
-attributes still read the default.
+``Literal``, a union), and after a decode or a conversion a walk finds the fields that
+still hold their class's very default object: those were absent on the wire. Each such
+value becomes an instance of a subclass (of the same name; cached per class and set of
+absent fields) that omits exactly those fields when it is encoded, so ``isinstance``
+still holds and the attributes still read the default (it is not ``==`` to a constructed
+value, whose JSON has the key).
 
 Where a default cannot be an object of its own (``true``, a small integer, a one-letter
 string are shared by every value equal to them), or where the value came from builtins
@@ -20,7 +21,9 @@ constructed value), the parsed JSON says which keys were there: the walk follows
 the decoded value. Open objects keep the keys they got and need no settling (``_open.py``).
 
 The walk visits only the fields whose types may hold a class with a default (worked out
-once per class, from its annotations): for most types, a decode pays one dictionary look-up.
+once per class, from its annotations): for most types, a decode pays one dictionary
+look-up; for a result, one look-up and one identity check when its defaulted keys came.
+:func:`~._support.reshape` builds values rather than decoding them, and is not settled.
 
 Written by hand, copied verbatim next to the generated modules; it depends on msgspec only.
 """

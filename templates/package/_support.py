@@ -1,8 +1,8 @@
 """Decode support shared by the generated protocol modules of this package.
 
 Written by hand, copied verbatim next to the generated modules (with ``_decoding.py``,
-``_open.py``, ``_reshape.py``, ``_undeclared.py`` and ``_unions.py``); it depends on
-msgspec only.
+``_defaults.py``, ``_open.py``, ``_reshape.py``, ``_undeclared.py`` and ``_unions.py``); it
+depends on msgspec only.
 
 msgspec decodes most MCP types natively. Two shapes need help, and both are routed through
 one decode hook:
@@ -109,6 +109,9 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any: ...
 def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     """Decode JSON into ``tp`` (any generated definition), validating it.
 
+    A field with a default reads it when its key is absent, and the value encodes back
+    without that key (``_defaults.py``).
+
     Raises ``msgspec.ValidationError`` naming the JSON path of the first problem (or
     saying the value nests deeper than the interpreter can follow), or
     ``msgspec.DecodeError`` for malformed JSON.
@@ -117,7 +120,7 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
         settling = settlings[tp]
     except (KeyError, TypeError):
         settling = settling_of(tp)
-    if settling is not None and settling[0]:  # a default decoding also makes: the JSON says
+    if settling is not None and settling[0]:  # a default shared with JSON values: parse first
         try:
             parsed = msgspec.json.decode(data)
         except RecursionError:
