@@ -194,7 +194,9 @@ class App:
         """Register a function as a tool: ``@app.tool`` or ``@app.tool(name=...)``.
 
         Its parameters are the tool's arguments (a parameter typed as the generated
-        ``Context`` receives the request context instead); its docstring the description;
+        ``Context`` receives the request context instead; an unannotated ``ctx`` is
+        refused, as is every mistake of a signature: a ``RegistrationError`` saying the
+        fix, see docs/serving.md); its docstring the description;
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
         ``icons``, ``meta``, ``execution``, ``task`` (``"optional"`` or ``"required"``:
