@@ -225,13 +225,23 @@ def _no_contents(returns: Any, types: Any) -> str | None:
         types.GetPromptResult,
         types.CallToolResult,
     )
+    as_they_are = (
+        str,
+        bytes,
+        helpers.File,
+        types.TextResourceContents,
+        types.BlobResourceContents,
+        types.ReadResourceResult,
+    )
     for leaf in leaves(returns):
+        if isinstance(leaf, type) and issubclass(leaf, as_they_are):
+            continue
         if isinstance(leaf, type) and issubclass(leaf, tools_and_prompts):
             return (
                 f"it returns {type_text(returns)}, and {leaf.__qualname__} is a tool's or "
                 "prompt's content, no resource contents"
             )
-        bad = unsupported(leaf)
+        bad = unsupported(leaf, encoded=True)
         if bad is not None:
             return carried("its result", returns, bad)
     return None

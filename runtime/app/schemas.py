@@ -128,28 +128,43 @@ def type_text(annotation: Any) -> str:
     return repr(annotation)
 
 
-def unsupported(tp: Any) -> Any:
+class Refused(str):
+    """Why msgspec refuses a type as a whole (a union of two string-like types)."""
+
+
+def unsupported(tp: Any, *, encoded: bool = False) -> Any:
     """The part of ``tp`` that JSON cannot carry into or out of a function (a plain
-    class, a callable, a socket, a lambda given as a type); None when all of it can
-    (``Annotated`` metadata, Structs and containers looked into)."""
+    class, a callable, a socket, a lambda given as a type), or msgspec's reason as a
+    :class:`Refused`; None when all of it can (``Annotated`` metadata, Structs and
+    containers looked into). ``encoded``: only sent out, so dict and list subclasses
+    (the bindings' open objects) and types msgspec only cannot decode are fine."""
     try:
         info = msgspec.inspect.type_info(tp)
-    except TypeError:  # not a type at all
-        return tp
-    return _custom(info, set())
+    except TypeError as exc:
+        if not isinstance(tp, type) and typing.get_origin(tp) is None:
+            return tp  # not a type at all
+        return None if encoded else Refused(" ".join(str(exc).split()))
+    return _custom(info, set(), encoded)
+
+
+def _container(cls: object) -> bool:
+    """Whether ``cls`` is a dict or list subclass (msgspec encodes them as such)."""
+    return isinstance(cls, type) and issubclass(cls, (dict, list))
 
 
 def carried(what: str, tp: Any, bad: Any) -> str:
     """``what`` is typed ``tp``, of which JSON cannot carry ``bad``: said in words."""
     whole, part = type_text(tp), type_text(bad)
+    if isinstance(bad, Refused):
+        return f"{what} is typed {whole}, which msgspec refuses ({bad})"
     if whole == part:
         return f"{what} is typed {whole}, which JSON cannot carry"
     return f"{what} is typed {whole}, and JSON cannot carry its {part}"
 
 
-def _custom(info: Any, seen: set[int]) -> Any:
+def _custom(info: Any, seen: set[int], encoded: bool) -> Any:
     if isinstance(info, msgspec.inspect.CustomType):
-        return info.cls
+        return None if encoded and _container(info.cls) else info.cls
     if id(info) in seen:  # a recursive Struct
         return None
     seen.add(id(info))
@@ -159,7 +174,7 @@ def _custom(info: Any, seen: set[int]) -> Any:
             if isinstance(item, msgspec.inspect.Field):
                 item = item.type
             if isinstance(item, msgspec.inspect.Type):
-                found = _custom(item, seen)
+                found = _custom(item, seen, encoded)
                 if found is not None:
                     return found
     return None
@@ -169,6 +184,8 @@ def type_fix(bad: Any, context_type: type | None) -> str:
     """How to mend a parameter typed ``bad`` (what :func:`unsupported` found)."""
     if getattr(bad, "__name__", None) == "Context" and context_type is not None:
         return f"annotate it with this App's binding's Context, {type_text(context_type)}"
+    if bad is object:
+        return "type it Any to take any JSON value"
     if hasattr(bad, "model_json_schema"):
         return "pydantic models are not read: make it a msgspec.Struct or a dataclass"
     return f"type it as {JSON_TYPES} (and make other values in the function)"
@@ -220,7 +237,10 @@ def _from_string(info: Any, listed: bool) -> bool:
 
 
 def _mutable(value: object) -> bool:
-    """Whether ``value`` is a non-empty list, dict, set or bytearray."""
+    """Whether ``value`` is a non-empty list, dict, set or bytearray, or a Struct that is
+    not frozen."""
+    if isinstance(value, msgspec.Struct):
+        return not value.__struct_config__.frozen
     return isinstance(value, (list, dict, set, bytearray)) and len(cast(Any, value)) > 0
 
 
@@ -232,8 +252,9 @@ def default_misfit(default: Any, annotation: Any) -> str | None:
         return None
     if _mutable(default):
         return (
-            "is mutable, one object shared by every call; default to a tuple "
-            "(typed tuple[...]) or to None (typed `... | None`) and make it in the function"
+            "is mutable, one object shared by every call; default to a tuple (typed "
+            "tuple[...]) or a frozen Struct, or to None (typed `... | None`) and make it in "
+            "the function"
         )
     try:
         plain = msgspec.to_builtins(default)

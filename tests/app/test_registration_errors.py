@@ -3,10 +3,15 @@
 the tool, prompt or resource, the parameter and the fix. After each mistake a good
 registration on the same ``App`` is served to a real client over in-memory transports."""
 
+import dataclasses
+import datetime
+import decimal
+import enum
 import functools
+import uuid
 import socket
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import msgspec
 import pydantic
@@ -15,7 +20,7 @@ import pytest
 from mcpgen.generated.v2025_11_25 import server as stubs_2025
 from mcpgen.generated.v2026_07_28 import server as stubs
 from mcpgen.generated.v2026_07_28 import types as t
-from mcpgen.runtime import App, Image, McpgenError, RegistrationError
+from mcpgen.runtime import App, File, Image, McpgenError, RegistrationError
 from mcpgen.runtime.testing import connect
 from support.app_scenarios import plain, run
 
@@ -132,6 +137,14 @@ def takes_other_context(x: int, ctx: stubs_2025.Context) -> int:
     return x
 
 
+def takes_object(x: object) -> int:
+    return 1
+
+
+def takes_two_string_likes(x: bytes | str) -> int:
+    return 1
+
+
 def takes_args(*x: int) -> int:
     return 1
 
@@ -167,6 +180,8 @@ PARAMETER_MISTAKES = {
         "v2025_11_25.server.Context",
         "annotate it with this App's binding's Context, mcpgen.generated.v2026_07_28",
     ),
+    "object": (takes_object, "typed object", "type it Any to take any JSON value"),
+    "two string-like types": (takes_two_string_likes, "which msgspec refuses", "type it as"),
     "*args": (takes_args, "*x cannot receive arguments", "declare each as a parameter"),
     "positional-only": (takes_positional, "positional-only", "remove the '/'"),
     "**kwargs of a plain class": (takes_plain_kwargs, "'**x'", "type it as"),
@@ -272,6 +287,14 @@ def default_mutable(a: list[int] = [1]) -> int:  # noqa: B006
     return len(a)
 
 
+class Box(msgspec.Struct):
+    size: int = 1
+
+
+def default_mutable_struct(a: Box = Box()) -> int:
+    return a.size
+
+
 def default_without_json(a: Any = object()) -> int:
     return 1
 
@@ -281,6 +304,7 @@ DEFAULT_MISTAKES = {
     "None without | None": (default_none_not_allowed, "None, does not fit int", "`... | None`"),
     "out of its bounds": (default_out_of_bounds, "Expected `int` >= 1", "give a default"),
     "mutable": (default_mutable, "shared by every call", "default to a tuple"),
+    "a mutable Struct": (default_mutable_struct, "shared by every call", "a frozen Struct"),
     "without JSON": (default_without_json, "of type object, which JSON cannot say", "None"),
 }
 
@@ -475,6 +499,32 @@ def test_a_resource_returning_what_is_no_contents_is_refused(mistake: str) -> No
     resource_works(app)
 
 
+def test_every_resource_result_it_can_send_is_registered() -> None:
+    """The check refuses nothing that works: what goes as it is (text, bytes, ``File``,
+    contents, a whole result) and data sent as JSON, the bindings' open objects too."""
+    app = App("registry", binding=stubs)
+
+    def mixed() -> list[str | File]:
+        return ["a", File(b"b", "application/x-b")]
+
+    def whole() -> t.ReadResourceResult:
+        return t.ReadResourceResult(contents=[t.TextResourceContents(uri="x://w", text="w")])
+
+    def listing() -> t.Tool:  # its inputSchema is an open object (a dict)
+        return t.Tool(name="n", input_schema=t.convert({"type": "object"}, t.ToolInputSchema))
+
+    for uri, fn in {"x://mixed": mixed, "x://whole": whole, "x://tool": listing}.items():
+        app.add_resource(uri, fn)
+
+    async def scenario() -> None:
+        async with connect(app) as client:
+            read = [plain(await client.read_resource(uri=uri)) for uri in app.resources]
+            assert [len(r["contents"]) for r in read] == [2, 1, 1]
+            assert '"name":"n"' in read[2]["contents"][0]["text"]
+
+    run(scenario())
+
+
 TEMPLATE_MISTAKES: dict[str, tuple[str, Callable[..., Any], str, str]] = {
     "a variable that is no parameter": (
         "x://{a}/{b}",
@@ -634,3 +684,48 @@ def test_registration_errors_are_mcpgen_type_and_value_errors() -> None:
     assert issubclass(RegistrationError, McpgenError)
     assert issubclass(RegistrationError, TypeError)
     assert issubclass(RegistrationError, ValueError)
+
+
+class Shade(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Spot:
+    x: int = 0
+
+
+class Frozen(msgspec.Struct, frozen=True):
+    size: int = 1
+
+
+def defaults(
+    shade: Shade = Shade.RED,
+    day: datetime.date = datetime.date(2020, 1, 2),
+    spot: Spot = Spot(),
+    box: Frozen = Frozen(),
+    tags: frozenset[str] = frozenset(),
+    pair: tuple[int, ...] = (1, 2),
+    empty: list[int] = [],  # noqa: B006  # empty: msgspec copies it per call
+    amount: decimal.Decimal = decimal.Decimal("1.5"),
+    ratio: float = 1,
+    raw: bytes = b"x",
+    pick: Literal["a", "b"] = "a",
+    maybe: uuid.UUID | None = None,
+    left_out: int | msgspec.UnsetType = msgspec.UNSET,
+) -> str:
+    return f"{shade.value} {day} {spot.x} {box.size} {sorted(tags)} {pair} {amount} {ratio}"
+
+
+def test_defaults_of_every_type_json_carries_are_registered_and_used() -> None:
+    """The default check refuses nothing that works: enums, dates, dataclasses, frozen
+    Structs, sets, tuples, an empty list, ``Decimal``, an int for a float, ``UNSET``."""
+    app = App("registry", binding=stubs)
+    app.add_tool(defaults)
+
+    async def scenario() -> None:
+        async with connect(app) as client:
+            result = plain(await client.call_tool(name="defaults", arguments={}))
+            assert result["content"][0]["text"] == "red 2020-01-02 0 1 [] (1, 2) 1.5 1"
+
+    run(scenario())
