@@ -17,7 +17,7 @@ from .aio.middleware import Call, Middleware, Next
 from .aio.session import RequestScope
 from .app.app import App, run
 from .app.content import Audio, File, Image
-from .app.schemas import header
+from .app.schemas import RegistrationError, header
 from .app.tools import ToolError
 from .core.errors import (
     INTERNAL_ERROR,
@@ -80,6 +80,7 @@ __all__ = [
     "Next",
     "PARSE_ERROR",
     "RedisTaskStore",
+    "RegistrationError",
     "RequestScope",
     "RequestTimeout",
     "Server",

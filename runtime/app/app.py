@@ -28,7 +28,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 from ..core.errors import INVALID_PARAMS, McpError, resource_not_found
 from ..core.json_values import as_object
@@ -40,8 +40,10 @@ from ..server.bus import Bus
 from ..cluster.config import Shared
 from ..core.extensions import Extension, extension_row
 from ..aio.middleware import Middleware
+from . import prompts, resources, tools
 from .prompts import RegisteredPrompt
 from .resources import RegisteredResource, RegisteredTemplate, is_template
+from .schemas import RegistrationError
 from ..core.roles import RoleTypes
 from ..aio.stdio import StdioServerTransport
 from ..server.server import Server
@@ -192,7 +194,9 @@ class App:
         """Register a function as a tool: ``@app.tool`` or ``@app.tool(name=...)``.
 
         Its parameters are the tool's arguments (a parameter typed as the generated
-        ``Context`` receives the request context instead); its docstring the description;
+        ``Context`` receives the request context instead; an unannotated ``ctx`` is
+        refused, as is every mistake of a signature: a ``RegistrationError`` saying the
+        fix, see docs/serving.md); its docstring the description;
         its return annotation the ``outputSchema``. Options: ``name``, ``title``,
         ``description``, ``annotations`` (hints by wire name: ``{"readOnlyHint": True}``),
         ``icons``, ``meta``, ``execution``, ``task`` (``"optional"`` or ``"required"``:
@@ -210,6 +214,7 @@ class App:
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> RegisteredTool:
         """Register ``fn`` as a tool (options as for :meth:`tool`), also while serving."""
+        _known("tool", fn, options, tools.OPTIONS)
         scopes = _scopes(options)
         tool = RegisteredTool(fn, self.types, self.context_type, **options)
         if tool.task_support != "forbidden" and self.tasks is None:
@@ -250,6 +255,7 @@ class App:
         return _decorate(fn, lambda f: self.add_prompt(f, **options))
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> RegisteredPrompt:
+        _known("prompt", fn, options, prompts.OPTIONS)
         scopes = _scopes(options)
         prompt = RegisteredPrompt(fn, self.types, self.context_type, **options)
         self._add(self.prompts, prompt.name, prompt, "prompts")
@@ -268,11 +274,17 @@ class App:
         of those, or the version's contents. Options: ``name``, ``title``,
         ``description``, ``mime_type``, ``icons``, ``annotations``, ``meta``, ``blocking``
         (as for tools)."""
+        if not isinstance(cast(object, uri), str):  # a function, when the URI was left out
+            raise RegistrationError(
+                f"resource {getattr(uri, '__name__', uri)!r}: @app.resource takes the URI "
+                "first: @app.resource('notes://{name}')"
+            )
         return lambda f: (self.add_resource(uri, f, **options), f)[1]
 
     def add_resource(
         self, uri: str, fn: Callable[..., Any], **options: Any
     ) -> RegisteredResource | RegisteredTemplate:
+        _known(f"resource {uri!r}", None, options, resources.OPTIONS)
         scopes = _scopes(options)
         if is_template(uri):
             template = RegisteredTemplate(uri, fn, self.types, self.context_type, **options)
@@ -308,6 +320,20 @@ class App:
         key = (
             ("prompt", prompt, argument) if prompt is not None else ("resource", resource, argument)
         )
+        # What is registered already must have the argument (either may come later).
+        known = self.prompts.get(prompt) if prompt is not None else None
+        template = self.templates.get(resource) if resource is not None else None
+        if known is not None and argument not in known.signature.params:
+            raise RegistrationError(
+                f"completion of prompt {prompt!r}: it has no argument {argument!r} (its "
+                f"arguments: {', '.join(known.signature.params) or 'none'}); name one of them"
+            )
+        if template is not None and argument not in template.template.variables:
+            raise RegistrationError(
+                f"completion of resource template {resource!r}: it has no variable "
+                f"{argument!r} (its variables: {', '.join(template.template.variables)}); "
+                "name one of them"
+            )
 
         self._check_served("completions")
 
@@ -347,7 +373,13 @@ class App:
 
     def _add(self, registry: dict[str, Any], key: str, item: Any, kind: str) -> None:
         if key in registry:
-            raise ValueError(f"{kind[:-1]} {key!r} is already registered")
+            kind = "resource template" if registry is self.templates else kind[:-1]
+            again = "at another URI" if kind.startswith("resource") else "with another name="
+            gone = "resource" if kind.startswith("resource") else kind
+            raise RegistrationError(
+                f"{kind} {key!r} is already registered; register this one {again}, or call "
+                f"app.remove_{gone}({key!r}) first to replace it"
+            )
         self._check_served(kind)
         registry[key] = item
         self._changed(kind)
@@ -457,6 +489,18 @@ class App:
 _NONE: frozenset[str] = frozenset()
 #: What ``run`` serves over.
 Transport = Literal["stdio", "http", "websocket"]
+
+
+def _known(kind: str, fn: Any, options: Mapping[str, Any], known: frozenset[str]) -> None:
+    """Refuse an option the registration does not take (a typo would be lost)."""
+    unknown = sorted(set(options) - known - {"scopes"})
+    if unknown:
+        name = options.get("name") or getattr(fn, "__name__", None)
+        what = f"{kind} {name!r}" if fn is not None else kind
+        raise RegistrationError(
+            f"{what}: there is no option {unknown[0]!r}; the options are "
+            f"{', '.join(sorted(known | {'scopes'}))}"
+        )
 
 
 def _scopes(options: dict[str, Any]) -> frozenset[str]:

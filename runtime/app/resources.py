@@ -10,6 +10,7 @@ a list several, anything else its JSON; the version's own contents or a whole
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,8 +20,27 @@ from . import content as helpers
 from .docstrings import parse
 from ..core.errors import INVALID_PARAMS, McpError
 from ..core.json_values import listed
-from .schemas import Signature, call
+from .schemas import (
+    JSON_TYPES,
+    RegistrationError,
+    Signature,
+    call,
+    carried,
+    from_string,
+    label,
+    leaves,
+    options_of,
+    type_hints,
+    type_text,
+    unsupported,
+)
 from .uritemplate import UriTemplate
+
+#: What a resource function may return, for the messages refusing anything else.
+RESOURCE_RESULTS = (
+    "return str (text), bytes or File (a blob), a list of them, the version's "
+    f"ResourceContents or ReadResourceResult, or data sent as JSON ({JSON_TYPES})"
+)
 
 
 def is_template(uri: str) -> bool:
@@ -47,13 +67,24 @@ class _Readable:
         meta: Mapping[str, Any] | None = None,
         blocking: bool = False,
     ) -> None:
+        template = listing.get("uriTemplate")
+        where = str(template if template is not None else listing["uri"])
+        what = label("resource template" if template is not None else "resource", where, fn)
+        #: How registration errors name it.
+        self.what = what
+        if not callable(fn):
+            raise RegistrationError(f"{what}: {fn!r} is not a function; decorate one")
         self.fn = fn
         self.types = types
-        self.name = name or fn.__name__
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
         self.mime_type = mime_type
         self.blocking = blocking
         doc = parse(fn.__doc__)
-        self.signature = Signature.of(fn, f"{self.name}_variables", doc, context_type)
+        self.signature = Signature.of(fn, f"{self.name}_variables", doc, context_type, what)
+        returns = type_hints(fn, what).get("return", Any)
+        wrong = _no_contents(returns, types)
+        if wrong is not None:
+            raise RegistrationError(f"{what}: {wrong}; {RESOURCE_RESULTS}")
         listing["name"] = self.name
         for key, value in (
             ("title", title),
@@ -115,10 +146,12 @@ class RegisteredResource(_Readable):
         **options: Any,
     ) -> None:
         super().__init__(fn, types, context_type, {"uri": uri}, **options)
-        if self.signature.params:
-            raise TypeError(
-                f"resource {uri!r}: {fn.__qualname__} takes {list(self.signature.params)}; "
-                "only a template's variables can be parameters"
+        params = self.signature.params
+        if params:
+            raise RegistrationError(
+                f"{self.what}: the function takes {', '.join(params)}, but a resource at a "
+                f"fixed URI is read with no arguments; make the URI a template "
+                f"('{uri}/{{{params[0]}}}') or drop the parameters"
             )
         self.uri = uri
         self.definition = types.convert(self.listing, types.Resource)
@@ -136,17 +169,79 @@ class RegisteredTemplate(_Readable):
         **options: Any,
     ) -> None:
         super().__init__(fn, types, context_type, {"uriTemplate": template}, **options)
-        self.template = UriTemplate(template)
-        params = set(self.signature.params)
-        variables = set(self.template.variables)
-        required = set(self.signature.schema.get("required", ()))
-        if variables - params or required - variables:
-            raise TypeError(
-                f"resource template {template!r}: its variables {sorted(variables)} must be "
-                f"{fn.__qualname__}'s parameters (which have {sorted(params)})"
-            )
+        try:
+            self.template = UriTemplate(template)
+        except ValueError as exc:
+            raise RegistrationError(f"{self.what}: {exc}") from None
+        self._check_variables()
         self.definition = types.convert(self.listing, types.ResourceTemplate)
+
+    def _check_variables(self) -> None:
+        """Each variable is a parameter typed for what the template yields (a string, a
+        list of strings when exploded), and each parameter is a variable or has a default."""
+        what = self.what
+        params = self.signature.params
+        for variable in self.template.variables:
+            if variable not in params:
+                raise RegistrationError(
+                    f"{what}: the template's variable {variable!r} is no parameter of the "
+                    f"function (which takes {', '.join(params) or 'none'}); add a parameter "
+                    f"{variable} or rename one"
+                )
+        required = self.signature.schema.get("required", ())
+        for param in params:
+            if param in required and param not in self.template.variables:
+                raise RegistrationError(
+                    f"{what}: parameter {param!r} is no variable of the template, so no URI "
+                    f"gives it a value; put {{{param}}} in the template or give it a default"
+                )
+        fields = {f.name: f.type for f in msgspec.structs.fields(self.signature.args_type)}
+        for variable in self.template.variables:
+            exploded = variable in self.template.exploded
+            if not from_string(fields[variable], listed=exploded):
+                given = "a list of strings (it is exploded)" if exploded else "a string"
+                typed = "list[str]" if exploded else "str (or int, float, bool, a Literal, an Enum)"
+                raise RegistrationError(
+                    f"{what}: parameter {variable!r} is typed {fields[variable]!r}, but the "
+                    f"URI gives it {given}; type it {typed} and parse the rest in the function"
+                )
 
     def match(self, uri: str) -> dict[str, Any] | None:
         """The variables of ``uri``, or None when the template does not produce it."""
         return self.template.match(uri)
+
+
+OPTIONS = options_of(_Readable)
+
+
+def _no_contents(returns: Any, types: Any) -> str | None:
+    """What is wrong with a resource function's return annotation, or None: a type JSON
+    cannot carry, or a tool's or prompt's content, which is no resource contents."""
+    tools_and_prompts = (
+        helpers.Image,
+        helpers.Audio,
+        *typing.get_args(types.ContentBlock),
+        types.PromptMessage,
+        types.GetPromptResult,
+        types.CallToolResult,
+    )
+    as_they_are = (
+        str,
+        bytes,
+        helpers.File,
+        types.TextResourceContents,
+        types.BlobResourceContents,
+        types.ReadResourceResult,
+    )
+    for leaf in leaves(returns):
+        if isinstance(leaf, type) and issubclass(leaf, as_they_are):
+            continue
+        if isinstance(leaf, type) and issubclass(leaf, tools_and_prompts):
+            return (
+                f"it returns {type_text(returns)}, and {leaf.__qualname__} is a tool's or "
+                "prompt's content, no resource contents"
+            )
+        bad = unsupported(leaf, encoded=True)
+        if bad is not None:
+            return carried("its result", returns, bad)
+    return None

@@ -24,7 +24,22 @@ from .docstrings import parse
 from ..core.errors import INVALID_PARAMS, McpError, McpgenError, RequestTimeout
 from ..core.modern import InputRequired
 from ..core.json_values import as_array, listed
-from .schemas import Signature, awaitable, call, object_schema
+from .schemas import (
+    JSON_TYPES,
+    RegistrationError,
+    Signature,
+    carried,
+    awaitable,
+    call,
+    label,
+    leaves,
+    name_of,
+    options_of,
+    object_schema,
+    type_hints,
+    type_text,
+    unsupported,
+)
 
 log = logging.getLogger("mcpgen.runtime.app.app")
 
@@ -64,8 +79,9 @@ def _is_content(tp: Any, types: Any, nested: bool = False) -> bool:
     return isinstance(tp, type) and issubclass(tp, (*blocks, *helpers.Helper))
 
 
-def output_of(returns: Any, types: Any, name: str) -> Output:
-    """What a return annotation makes of a tool's results."""
+def output_of(returns: Any, types: Any, name: str, what: str = "tool") -> Output:
+    """What a return annotation makes of a tool's results (``what``: the tool, as a
+    :class:`RegistrationError` names it when the annotation is no result)."""
     if returns is inspect.Signature.empty or returns is Any:
         return Output("dynamic")
     if returns is None or returns is type(None):
@@ -74,6 +90,18 @@ def output_of(returns: Any, types: Any, name: str) -> Output:
         return Output("text")
     if _is_content(returns, types):
         return Output("content")
+    bad = unsupported(returns)
+    fix = (
+        "return str (text), content (Image, Audio, File, the version's content blocks, or "
+        f"a list of them) or data ({JSON_TYPES}), converting other values in the function"
+    )
+    if bad is not None:
+        raise RegistrationError(f"{what}: {carried('its result', returns, bad)}; {fix}")
+    if any(_is_content(leaf, types, True) for leaf in leaves(returns)):
+        raise RegistrationError(
+            f"{what}: its result is typed {type_text(returns)}, content mixed with data; {fix}, "
+            "not one or the other"
+        )
     info = msgspec.inspect.type_info(returns)
     wrap = not isinstance(
         info,
@@ -109,24 +137,28 @@ class RegisteredTool:
         task: str | None = None,
         immediate_ms: int | None = None,
     ) -> None:
+        self.name = name_of(fn, "tool", name)
+        what = label("tool", self.name, fn)
         if task is not None:
             if task not in TASK_SUPPORT:
-                raise ValueError(f"task must be one of {', '.join(TASK_SUPPORT)}, not {task!r}")
+                raise RegistrationError(
+                    f"{what}: task must be one of {', '.join(TASK_SUPPORT)}, not {task!r}"
+                )
             execution = {**(execution or {}), "taskSupport": task}
         #: Whether it runs as a task: "forbidden" (never), "optional" or "required", and
         #: how long a modern call runs before it becomes one (None: ``Tasks.immediate_ms``).
         self.task_support = str((execution or {}).get("taskSupport", "forbidden"))
         if immediate_ms is not None and immediate_ms < 0:
-            raise ValueError("immediate_ms must not be negative")
+            raise RegistrationError(f"{what}: immediate_ms must not be negative")
         self.immediate_ms = immediate_ms
         self.fn = fn
-        self.name = name or fn.__name__
         self.blocking = blocking
         doc = parse(fn.__doc__)
-        self.signature = Signature.of(fn, f"{_pascal(self.name)}Arguments", doc, context_type)
-        hints = typing.get_type_hints(fn, include_extras=True)
+        arguments_name = f"{_pascal(self.name)}Arguments"
+        self.signature = Signature.of(fn, arguments_name, doc, context_type, what)
+        hints = type_hints(fn, what)
         returns = hints.get("return", inspect.signature(fn).return_annotation)
-        self.output = output_of(returns, types, _pascal(self.name))
+        self.output = output_of(returns, types, _pascal(self.name), what)
         schema = dict(input_schema) if input_schema is not None else self.signature.schema
         listing: dict[str, Any] = {"name": self.name, "inputSchema": schema}
         for key, value in (
@@ -251,4 +283,6 @@ def _pascal(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.replace("-", "_").split("_"))
 
 
-__all__ = ["INPUT_ERRORS_AS_RESULTS", "RegisteredTool", "ToolError"]
+OPTIONS = options_of(RegisteredTool)
+
+__all__ = ["INPUT_ERRORS_AS_RESULTS", "OPTIONS", "RegisteredTool", "ToolError"]

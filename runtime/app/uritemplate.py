@@ -69,7 +69,7 @@ Value = str | Sequence[str] | Mapping[str, str] | None
 class UriTemplate:
     """An RFC 6570 URI template, parsed and compiled once; ``ValueError`` if malformed."""
 
-    __slots__ = ("template", "variables", "_parts", "_pattern", "_regions")
+    __slots__ = ("template", "variables", "exploded", "_parts", "_pattern", "_regions")
 
     def __init__(self, template: str) -> None:
         self.template = template
@@ -77,6 +77,14 @@ class UriTemplate:
         #: The names of the template's variables, in order of appearance.
         self.variables: tuple[str, ...] = tuple(
             spec.name for part in self._parts if isinstance(part, Expression) for spec in part.specs
+        )
+        #: The variables that match as lists (``{/path*}``), the others as strings.
+        self.exploded: frozenset[str] = frozenset(
+            spec.name
+            for part in self._parts
+            if isinstance(part, Expression)
+            for spec in part.specs
+            if spec.explode
         )
         self._pattern, self._regions = _compile(self._parts)
 
