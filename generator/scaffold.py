@@ -31,7 +31,8 @@ from pathlib import Path
 
 import msgspec
 
-from .emit import SUPPORT_DIR, environment, format_python, package_index, package_path
+from .emit import SUPPORT_DIR, environment, format_python, package_index, package_notice
+from .emit import package_path
 from .errors import EXIT_EXISTS, GeneratorError, SchemaError, UsageError
 from .fetch import is_fetched, read_schema
 from .fsops import replace_directory
@@ -283,6 +284,7 @@ def vendor_bindings(versions: Sequence[str], package: str, out: Path, inputs: In
     (root / "__init__.py").write_text(index)
     for support in sorted(SUPPORT_DIR.glob("_*.py")):
         shutil.copyfile(support, root / support.name)
+    (root / "NOTICE").write_text(package_notice(root, inputs.pins, ()))
 
 
 def _context(

@@ -31,8 +31,12 @@ def blocks() -> list[str]:
     section = text[text.index("## Serve and call") : text.index("## Where next")]
     serving = (ROOT / "docs" / "serving.md").read_text()
     readme = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
-    # serving.md's first two: the in-memory test and the low-level server it points to
-    return readme + re.findall(r"```python\n(.*?)```", serving, re.DOTALL)[:2]
+    # serving.md's in-memory test of the README's server and the low-level server the
+    # README points to, found by what they are, wherever serving.md puts them
+    found = re.findall(r"<!-- run: ([^>]*?) -->\n```python\n(.*?)```", serving, re.DOTALL)
+    (check,) = [code for _, code in found if "from server import app" in code]
+    (low_level,) = [code for run, code in found if run.split(",")[0] == "low-level"]
+    return [*readme, check, low_level]
 
 
 def written(tmp_path: Path) -> Path:
