@@ -36,6 +36,7 @@ import pytest
 from pyflakes.api import check as pyflakes_check
 from pyflakes.reporter import Reporter
 
+from support import messages
 from support.checkout import MIRROR, ROOT
 from support.scaffolds import grow, markdown_problems
 from mcpgen.generator import scaffold
@@ -52,16 +53,7 @@ SPEC_NOTICE = "Model Context Protocol a Series of LF"
 OWN_TESTS = 8
 TIMEOUT = 30
 #: A legacy ``initialize``, answered by any project.
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
+INITIALIZE = messages.initialize()
 #: Every ``--transport`` choice (``mcpgen new --help``): alone, in sets, in either order.
 TRANSPORT_CHOICES = (
     "stdio",

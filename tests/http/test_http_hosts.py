@@ -17,19 +17,12 @@ import pytest
 from mcpgen.runtime import App
 from mcpgen.runtime.core.log_limit import MAX_CAUSES
 
+from support import messages
+
 LOGGER = "mcpgen.runtime.http.endpoint"
 ALLOWED = "mcp.example.test"
 #: A legacy ``initialize``: answered by any server, no session needed first.
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
+INITIALIZE = messages.initialize()
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
 

@@ -17,3 +17,10 @@ def notification(method: str, params: Any = None) -> dict[str, Any]:
     if params is not None:
         message["params"] = params
     return message
+
+
+def initialize(version: str = "2025-11-25", request_id: Any = 1) -> dict[str, Any]:
+    """A legacy ``initialize`` declaring no capabilities: answered by any server."""
+    client = {"name": "test", "version": "0"}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    return request(request_id, "initialize", params)
