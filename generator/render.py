@@ -29,6 +29,7 @@ HELPERS: dict[str, tuple[str, ...]] = {
         "UnionType",
         "convert",
         "decode",
+        "default_value",
         "encode",
         "key",
         "register_union",
@@ -180,10 +181,21 @@ class Renderer:
 
     def imports(self) -> list[str]:
         lines = []
+        unused = set() if self._has_defaults() else {"default_value"}
         for source, names in HELPERS.items():
-            parts = [n if self.h[n] == n else f"{n} as {self.h[n]}" for n in names]
+            parts = [
+                n if self.h[n] == n else f"{n} as {self.h[n]}" for n in names if n not in unused
+            ]
             lines.append(f"from {source} import {', '.join(parts)}")
         return lines
+
+    def _has_defaults(self) -> bool:
+        return any(
+            f.has_default
+            for d in self.module.definitions
+            if isinstance(d, (ir.StructDef, ir.OpenDef))
+            for f in d.fields
+        )
 
     # -- annotations --------------------------------------------------------------------
 
@@ -288,8 +300,8 @@ class Renderer:
     def field_view(self, f: ir.Field, open_object: bool) -> FieldView:
         annotation = self.annotation(f.type)
         wire = None if (f.wire_name == f.py_name and not open_object) else f.wire_name
-        if f.has_default:
-            default_value = repr(f.default)
+        if f.has_default:  # an object of its own: a decode that applied it can tell
+            default_value = f"{self.h['default_value']}({f.default!r})"
         elif not f.required:
             annotation = f"{annotation} | {self.h['UnsetType']}"
             default_value = self.h["UNSET"]

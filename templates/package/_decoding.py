@@ -40,6 +40,17 @@ def kind_of(obj: Any) -> str:
     return "object"
 
 
+def tag_of(tp: Any) -> str | None:
+    """The tag field of a tagged Struct class (None for any other type)."""
+    config = getattr(tp, "__struct_config__", None) if isinstance(tp, type) else None
+    return None if config is None else config.tag_field
+
+
+def missing_tag(field: str) -> str:
+    """msgspec's wording for an object that lacks a required key."""
+    return f"Object missing required field `{field}`"
+
+
 def nested(fn: Any, obj: Any, tp: Any, *, dec_hook: Any, at: str | None = None) -> Any:
     """Run a nested conversion; turn its error into one msgspec nests under the outer path."""
     try:

@@ -27,12 +27,14 @@ else:  # Python 3.10: the decorator only informs type checkers, so a no-op will 
 class _Key:
     """A declared key of an :class:`OpenObject`, exposed as a typed attribute."""
 
-    __slots__ = ("wire", "default", "name")
+    __slots__ = ("wire", "default", "name", "absent")
 
     def __init__(self, wire: str, default: Any) -> None:
         self.wire = wire
         self.default = default
         self.name = ""
+        #: What the attribute reads while the key is absent: its default, else UNSET.
+        self.absent = msgspec.UNSET if default is MISSING else default
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -40,7 +42,7 @@ class _Key:
     def __get__(self, obj: OpenObject | None, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        return obj.get(self.wire, msgspec.UNSET)
+        return obj.get(self.wire, self.absent)
 
     def __set__(self, obj: OpenObject, value: Any) -> None:
         if value is msgspec.UNSET:
@@ -59,8 +61,6 @@ class _Plan(NamedTuple):
     #: (wire, attribute) of declared keys whose values decode to other objects.
     rebuilt: tuple[tuple[str, str], ...]
     wires: frozenset[str]
-    #: (wire, default) of keys an absent one gets.
-    defaults: tuple[tuple[str, Any], ...]
     #: The type of undeclared values (``None``: any JSON value).
     extra: Any
 
@@ -135,11 +135,6 @@ class OpenObject(dict[str, Any]):
             any(f.required for f in info.fields),
             tuple((f.encode_name, f.name) for f in info.fields if not _kept(f.type)),
             frozenset(spec.wire for spec in cls.__keys__.values()),
-            tuple(
-                (spec.wire, spec.default)
-                for spec in cls.__keys__.values()
-                if spec.default is not MISSING and spec.default is not msgspec.UNSET
-            ),
             extra,
         )
         cls.__plan = plan
@@ -149,9 +144,9 @@ class OpenObject(dict[str, Any]):
     def __mcpgen_decode__(cls, obj: Any) -> OpenObject:
         if type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{kind_of(obj)}`")
-        shape, required, rebuilt, wires, defaults, extra = cls.__plan or cls.__mcpgen_plan__()
+        shape, required, rebuilt, wires, extra = cls.__plan or cls.__mcpgen_plan__()
         inst = cls.__new__(cls)
-        if not obj and not defaults and not required:
+        if not obj and not required:
             return inst  # an empty object (capabilities often are): nothing to check
         dict.update(inst, obj)  # every key, in the order it came
         if obj or required:
@@ -168,10 +163,7 @@ class OpenObject(dict[str, Any]):
                     dict.__setitem__(
                         inst, k, nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k)
                     )
-        for wire, default in defaults:
-            if wire not in obj:
-                dict.__setitem__(inst, wire, default)
-        return inst
+        return inst  # an absent key with a default stays absent: its attribute reads the default
 
 
 def _kept(info: Any) -> bool:

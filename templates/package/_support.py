@@ -1,8 +1,8 @@
 """Decode support shared by the generated protocol modules of this package.
 
 Written by hand, copied verbatim next to the generated modules (with ``_decoding.py``,
-``_open.py``, ``_reshape.py``, ``_undeclared.py`` and ``_unions.py``); it depends on
-msgspec only.
+``_defaults.py``, ``_open.py``, ``_reshape.py``, ``_undeclared.py`` and ``_unions.py``); it
+depends on msgspec only.
 
 msgspec decodes most MCP types natively. Two shapes need help, and both are routed through
 one decode hook:
@@ -27,7 +27,8 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar, overload
 import msgspec
 
 from . import _undeclared
-from ._decoding import TOO_DEEP, dec_hook, rethrow
+from ._decoding import MISSING, TOO_DEEP, dec_hook, rethrow
+from ._defaults import default_value, settling_of, settlings
 from ._open import OpenObject, key
 from ._reshape import plan, plans
 from ._undeclared import is_undeclared_key_error, keep, undeclared, with_undeclared
@@ -46,6 +47,7 @@ __all__ = [
     "convert",
     "dec_hook",
     "decode",
+    "default_value",
     "encode",
     "key",
     "register_union",
@@ -107,18 +109,35 @@ def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any: ...
 def decode(data: bytes | bytearray | memoryview | str, tp: Any) -> Any:
     """Decode JSON into ``tp`` (any generated definition), validating it.
 
+    A field with a default reads it when its key is absent, and the value encodes back
+    without that key (``_defaults.py``).
+
     Raises ``msgspec.ValidationError`` naming the JSON path of the first problem (or
     saying the value nests deeper than the interpreter can follow), or
     ``msgspec.DecodeError`` for malformed JSON.
     """
     try:
-        return decoder(tp).decode(data)
+        settling = settlings[tp]
+    except (KeyError, TypeError):
+        settling = settling_of(tp)
+    if settling is not None and settling[0]:  # a default shared with JSON values: parse first
+        try:
+            parsed = msgspec.json.decode(data)
+        except RecursionError:
+            raise msgspec.ValidationError(TOO_DEEP) from None
+        return convert(parsed, tp)
+    try:
+        value = decoder(tp).decode(data)
     except msgspec.ValidationError as exc:
         if not is_undeclared_key_error(exc):
             raise rethrow(exc) from None
     except RecursionError:
         raise msgspec.ValidationError(TOO_DEEP) from None
-    return _keeping(msgspec.json.decode(data), tp)
+    else:
+        return value if settling is None else settling[1](value, MISSING)
+    raw = msgspec.json.decode(data)
+    value = _keeping(raw, tp)
+    return value if settling is None else settling[1](value, raw)
 
 
 @overload
@@ -127,7 +146,9 @@ def convert(obj: Any, tp: type[T]) -> T: ...
 def convert(obj: Any, tp: Any) -> Any: ...
 def convert(obj: Any, tp: Any) -> Any:
     """Like :func:`decode`, from already-parsed builtins (``dict``, ``list``, …)."""
-    return _converted(obj, tp, keep_undeclared=True)
+    value = _converted(obj, tp, keep_undeclared=True)
+    settling = settling_of(tp)
+    return value if settling is None else settling[1](value, obj)
 
 
 def reshape(obj: Any, tp: Any, source: Any = None) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
-from ._decoding import UNDECLARED, dec_hook, depth, kind_of, merge_paths
+from ._decoding import UNDECLARED, dec_hook, depth, kind_of, merge_paths, missing_tag, tag_of
 
 #: Undeclared keys one decode keeps at most (more is a ValidationError, nothing is dropped);
 #: set by ``configure(max_undeclared_keys=...)``.
@@ -199,12 +199,16 @@ def _strip_union(raw: Any, node: tuple[Any, ...], path: Path, kept: _Kept) -> An
 
 def _trial(raw: Any, members: list[Any], path: Path, kept: _Kept) -> Any:
     """The decoded value of the member that keeps fewest keys aside (first wins a tie);
-    when none fits, the error that got deepest, at its place in the whole value."""
+    when none fits, the error that got deepest, at its place in the whole value. A tagged
+    Struct fits only an object with its tag (msgspec would take one without)."""
     best: tuple[int, Any] | None = None
     error = ""
     for member in members:
         trial = _Kept(kept.put_back)
         try:
+            tag = tag_of(member)
+            if tag is not None and type(raw) is dict and tag not in raw:
+                raise msgspec.ValidationError(missing_tag(tag))
             value = _keep(raw, member, trial)
         except msgspec.ValidationError as exc:
             if not error or depth(str(exc)) > depth(error):

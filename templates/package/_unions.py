@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ._decoding import MISSING, UNDECLARED, dec_hook, depth, kind_of, nested
+from ._decoding import MISSING, UNDECLARED, dec_hook, depth, kind_of, missing_tag, nested, tag_of
 
 #: The types of parsed JSON; anything else reaching the hook was decoded already.
 _PARSED = frozenset({dict, list, str, int, float, bool, type(None)})
@@ -25,7 +25,7 @@ class UnionType(abc.ABC):
     instance of one member (members are registered as virtual subclasses).
     """
 
-    #: Decision tree: ``("pick", type)``, ``("kind", {kind: node})``,
+    #: Decision tree: ``("pick", type, tag field or None)``, ``("kind", {kind: node})``,
     #: ``("value", key, {value: node}, default)``, ``("key", ((key, node), ...), default)``,
     #: ``("first", (node, ...))``.
     __strategy__: ClassVar[tuple[Any, ...]] = ()
@@ -39,15 +39,36 @@ class UnionType(abc.ABC):
 
 def register_union(marker: Any, members: tuple[type, ...], strategy: tuple[Any, ...]) -> None:
     """Attach ``strategy`` to a union marker and register its members' classes."""
-    marker.__strategy__ = strategy
+    marker.__strategy__ = _tags_required(strategy)
     for member in members:
         marker.register(member)
+
+
+def _tags_required(node: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``node`` with each pick naming the tag field of a tagged Struct (else None): msgspec
+    decodes a tagged Struct asked for by itself from an object without its tag (and would
+    write the tag on encode, a key the value did not have), but the schema requires it."""
+    op = node[0]
+    if op == "pick":
+        return ("pick", node[1], tag_of(node[1]))
+    if op == "kind":
+        return ("kind", {k: _tags_required(n) for k, n in node[1].items()})
+    if op == "value":
+        default = None if node[3] is None else _tags_required(node[3])
+        return ("value", node[1], {k: _tags_required(n) for k, n in node[2].items()}, default)
+    if op == "key":
+        default = None if node[2] is None else _tags_required(node[2])
+        return ("key", tuple((k, _tags_required(n)) for k, n in node[1]), default)
+    return ("first", tuple(_tags_required(n) for n in node[1]))
 
 
 def _run(node: tuple[Any, ...], obj: Any) -> Any:
     while True:
         op = node[0]
         if op == "pick":
+            tag = node[2]
+            if tag is not None and type(obj) is dict and tag not in obj:
+                raise ValueError(missing_tag(tag))
             return nested(msgspec.convert, obj, node[1], dec_hook=dec_hook)
         if op == "kind":
             kind = kind_of(obj)
