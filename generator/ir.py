@@ -80,6 +80,9 @@ class Field(msgspec.Struct, frozen=True):
     #: Value used when the key is absent; only set where data says so (overrides).
     default: JSONScalar | None = None
     has_default: bool = False
+    #: The schema requires the key although it has a default: a value that got the
+    #: default on decode writes it on encode (what this revision's peers must be sent).
+    written: bool = False
 
 
 class Tag(msgspec.Struct, frozen=True):

@@ -167,6 +167,7 @@ class _Builder:
                     description=clean_description(sub.description, self.nodes),
                     default=None if value is NO_DEFAULT else value,
                     has_default=value is not NO_DEFAULT,
+                    written=required and value is not NO_DEFAULT,
                 )
             )
         return tuple(fields)

@@ -301,7 +301,8 @@ class Renderer:
         annotation = self.annotation(f.type)
         wire = None if (f.wire_name == f.py_name and not open_object) else f.wire_name
         if f.has_default:  # an object of its own: a decode that applied it can tell
-            default_value = f"{self.h['default_value']}({f.default!r})"
+            written = ", written=True" if f.written else ""
+            default_value = f"{self.h['default_value']}({f.default!r}{written})"
         elif not f.required:
             annotation = f"{annotation} | {self.h['UnsetType']}"
             default_value = self.h["UNSET"]

@@ -14,6 +14,11 @@ absent fields) that omits exactly those fields when it is encoded, so ``isinstan
 still holds and the attributes still read the default (it is not ``==`` to a constructed
 value, whose JSON has the key).
 
+A field whose key the revision *requires* (``resultType`` in 2026-07-28) is the exception:
+its default is ``written`` (:func:`default_value`), and a value that got it on decode writes
+it on encode, for what a peer of that revision is sent must carry the key; settling leaves
+such a field alone, and an open object sets the key when it decodes one without it.
+
 Where a default cannot be an object of its own (``true``, a small integer, a one-letter
 string are shared by every value equal to them), or where the value came from builtins
 (:func:`~._support.convert`, whose input may hold a default object taken from a
@@ -42,13 +47,19 @@ from ._decoding import MISSING
 
 #: ``id`` of every default made by :func:`default_value` that no decode can produce.
 _OWN: set[int] = set()
+#: ``id`` of every written default: encoded whether or not its key came.
+_WRITTEN: set[int] = set()
 #: The defaults made, kept alive so that their ``id`` stays theirs.
 _KEPT: list[Any] = []
 
 
-def default_value(value: Any) -> Any:
+def default_value(value: Any, *, written: bool = False) -> Any:
     """``value`` as a field's default: an equal object of its own where the type allows one
-    (a string of two or more characters, a float), else ``value`` itself."""
+    (a string of two or more characters, a float), else ``value`` itself.
+
+    ``written``: the revision requires the key, so a value that got the default writes it.
+    A written default that cannot be an object of its own (``true``, ``0``) is written for
+    every field whose default is that same object."""
     own: Any = value
     if type(value) is str and len(value) > 1:
         own = value.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
@@ -56,10 +67,18 @@ def default_value(value: Any) -> Any:
         own = float.__new__(float, value)
         if own is value:  # pragma: no cover - CPython makes a new float
             own = value
-    if own is not value:
+    if written:
+        _WRITTEN.add(id(own))
+    elif own is not value:
         _OWN.add(id(own))
+    if own is not value or written:
         _KEPT.append(own)
     return own
+
+
+def is_written(default: Any) -> bool:
+    """Whether ``default`` (a field's default object) is written whether or not its key came."""
+    return id(default) in _WRITTEN
 
 
 class _Spec(NamedTuple):
@@ -301,7 +320,9 @@ def _own_defaults(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     return tuple(
         (f.name, f.encode_name, f.default, id(f.default) in _OWN)
         for f in msgspec.structs.fields(cls)
-        if f.default is not msgspec.NODEFAULT and f.default is not msgspec.UNSET
+        if f.default is not msgspec.NODEFAULT
+        and f.default is not msgspec.UNSET
+        and id(f.default) not in _WRITTEN
     )
 
 

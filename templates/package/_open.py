@@ -13,6 +13,7 @@ import msgspec
 import msgspec.inspect  # msgspec loads it anyway
 
 from ._decoding import MISSING, dec_hook, kind_of, nested
+from ._defaults import is_written
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -61,6 +62,9 @@ class _Plan(NamedTuple):
     #: (wire, attribute) of declared keys whose values decode to other objects.
     rebuilt: tuple[tuple[str, str], ...]
     wires: frozenset[str]
+    #: (wire, default) of the keys the revision requires that have a default: a decode
+    #: sets an absent one, as what such an object is sent on must carry it.
+    written: tuple[tuple[str, Any], ...]
     #: The type of undeclared values (``None``: any JSON value).
     extra: Any
 
@@ -135,6 +139,11 @@ class OpenObject(dict[str, Any]):
             any(f.required for f in info.fields),
             tuple((f.encode_name, f.name) for f in info.fields if not _kept(f.type)),
             frozenset(spec.wire for spec in cls.__keys__.values()),
+            tuple(
+                (spec.wire, spec.default)
+                for spec in cls.__keys__.values()
+                if spec.default is not MISSING and is_written(spec.default)
+            ),
             extra,
         )
         cls.__plan = plan
@@ -144,9 +153,9 @@ class OpenObject(dict[str, Any]):
     def __mcpgen_decode__(cls, obj: Any) -> OpenObject:
         if type(obj) is not dict:
             raise ValueError(f"Expected `object`, got `{kind_of(obj)}`")
-        shape, required, rebuilt, wires, extra = cls.__plan or cls.__mcpgen_plan__()
+        shape, required, rebuilt, wires, written, extra = cls.__plan or cls.__mcpgen_plan__()
         inst = cls.__new__(cls)
-        if not obj and not required:
+        if not obj and not required and not written:
             return inst  # an empty object (capabilities often are): nothing to check
         dict.update(inst, obj)  # every key, in the order it came
         if obj or required:
@@ -163,7 +172,10 @@ class OpenObject(dict[str, Any]):
                     dict.__setitem__(
                         inst, k, nested(msgspec.convert, v, extra, dec_hook=dec_hook, at=k)
                     )
-        return inst  # an absent key with a default stays absent: its attribute reads the default
+        for wire, default in written:
+            if wire not in obj:
+                dict.__setitem__(inst, wire, default)
+        return inst  # any other absent key with a default stays absent: its attribute reads it
 
 
 def _kept(info: Any) -> bool:

@@ -9,7 +9,12 @@ and each synthetic revision made by retyping ``resultType`` in a pinned schema w
 examples is checked the same way: every upstream example, the example with every
 ``resultType: "complete"`` taken out, and hand-made results with and without
 ``resultType`` (by themselves, as every definition that accepts them, and inside a
-JSON-RPC response) decode and encode back to the same JSON value, with the same keys."""
+JSON-RPC response) decode and encode back to the same JSON value, with the same keys.
+
+Where the revision *requires* ``resultType`` (2026-07-28 as pinned), a result decoded
+without it (from a peer of an earlier revision) encodes with it, since what a peer of that
+revision is sent must carry it: that key, in that place, is the only one added. The
+synthetic revisions retype it as optional, as upstream's intermediate revisions had it."""
 
 from __future__ import annotations
 
@@ -48,8 +53,22 @@ def container(document: dict[str, Any]) -> str:
     return "$defs" if "$defs" in document else "definitions"
 
 
+def requires_field(document: dict[str, Any]) -> bool:
+    """Whether some definition of the schema requires ``resultType``."""
+    return any(
+        FIELD in (node.get("required") or [])
+        for node in definitions(document).values()
+        if isinstance(node, dict)
+    )
+
+
+def pinned_requires_field(fetched: Path, version: str) -> bool:
+    return requires_field(json.loads((fetched / version / "schema.json").read_bytes()))
+
+
 def retyped(make: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
-    """An edit giving every ``resultType`` property the schema ``make(container, node)``."""
+    """An edit giving every ``resultType`` property the schema ``make(container, node)``,
+    and making it optional."""
 
     def edit(document: Any) -> Any:
         for node in definitions(document).values():
@@ -60,6 +79,8 @@ def retyped(make: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Callable[[
                 if "description" in old:
                     new["description"] = old["description"]
                 properties[FIELD] = new
+                if FIELD in (node.get("required") or []):
+                    node["required"] = [k for k in node["required"] if k != FIELD]
         return document
 
     return edit
@@ -167,10 +188,23 @@ def same_json(t: ModuleType, data: Any, tp: Any) -> tuple[Any, Any]:
     return data, json.loads(t.encode(t.decode(raw, tp)))
 
 
-def check_revision(t: ModuleType, fetched: Path, source: str) -> dict[str, int]:
-    """Every check of the module docstring on the bindings ``t`` (of ``source``'s examples);
-    returns how many values of each kind round-tripped."""
-    counts = {"examples": 0, "examples without resultType": 0, "hand-made": 0}
+def with_field(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """``data`` with ``resultType: "complete"`` added to the result it may be: itself (an
+    open result keeps ``jsonrpc``, ``id`` and ``result`` as keys of its own), or the object
+    under ``result``."""
+    added = [{**data, FIELD: DEFAULT}]
+    if "result" in data:
+        added.append({**data, "result": {**data["result"], FIELD: DEFAULT}})
+    return added
+
+
+def check_revision(
+    t: ModuleType, fetched: Path, source: str, *, required: bool = False
+) -> dict[str, int]:
+    """Every check of the module docstring on the bindings ``t`` (of ``source``'s examples,
+    ``required``: whether its schema requires ``resultType``); returns how many values of
+    each kind round-tripped, and how many results got the required key written."""
+    counts = {"examples": 0, "examples without resultType": 0, "hand-made": 0, "written": 0}
     for path in examples(fetched, source):
         tp = t.DEFINITIONS[path.parent.name]
         original = json.loads(path.read_bytes())
@@ -178,8 +212,8 @@ def check_revision(t: ModuleType, fetched: Path, source: str) -> dict[str, int]:
         counts["examples"] += 1
         stripped, taken = without_default(original)
         if taken:
-            expected, got = same_json(t, stripped, tp)
-            assert got == expected, f"{path}: without {FIELD}"
+            _, got = same_json(t, stripped, tp)
+            assert got == (original if required else stripped), f"{path}: without {FIELD}"
             counts["examples without resultType"] += 1
     for name, tp in t.DEFINITIONS.items():
         for result in RESULTS:
@@ -189,7 +223,11 @@ def check_revision(t: ModuleType, fetched: Path, source: str) -> dict[str, int]:
                     expected, got = same_json(t, data, tp)
                 except msgspec.ValidationError:
                     continue  # not a value of this definition
-                assert got == expected, f"{name}: {data}"
+                if required and got != expected:
+                    assert got in with_field(expected), f"{name}: {data}"
+                    counts["written"] += 1
+                else:
+                    assert got == expected, f"{name}: {data}"
                 counts["hand-made"] += 1
     return counts
 
@@ -201,9 +239,19 @@ def check_revision(t: ModuleType, fetched: Path, source: str) -> dict[str, int]:
 def test_every_pinned_revision_round_trips_results_with_and_without_the_default(
     version: str, generated: dict[str, ModuleType], fetched: Path
 ) -> None:
-    counts = check_revision(generated[version], fetched, version)
+    required = pinned_requires_field(fetched, version)
+    t = generated[version]
+    counts = check_revision(t, fetched, version, required=required)
     REPORT[f"revision replay, pinned {version}"] = ", ".join(f"{k} {n}" for k, n in counts.items())
     assert counts["examples"] == len(examples(fetched, version))
+    # a result a peer of an earlier revision sent, decoded: written back with the key
+    # exactly where the revision requires it, and nowhere else
+    assert (counts["written"] > 0) == required
+    if required:
+        call = t.ROLES["CallToolResult"]
+        decoded = t.decode(b'{"content":[]}', call)
+        assert decoded.result_type == DEFAULT
+        assert json.loads(t.encode(decoded)) == {"content": [], FIELD: DEFAULT}
     assert counts["hand-made"] > 0  # a result with and without resultType, at least
     assert (
         counts["examples without resultType"]
@@ -281,7 +329,8 @@ def test_a_union_decided_by_trial_takes_the_member_that_adds_no_key(
     synthetic: dict[str, list[tuple[ModuleType, str]]], fetched: Path
 ) -> None:
     for t, source in synthetic["tagged-member-on-trial"]:
-        assert check_revision(t, fetched, source)["hand-made"] > 0
+        required = pinned_requires_field(fetched, source)
+        assert check_revision(t, fetched, source, required=required)["hand-made"] > 0
         untagged = b'{"size":1}'
         value = t.decode(untagged, t.Mark)
         assert not isinstance(value, t.Dot) and t.encode(value) == untagged
@@ -299,12 +348,16 @@ def test_a_default_shared_with_decoded_values_is_told_by_the_input(
         call = t.ROLES["CallToolResult"]
         assert call(content=[]).is_error is False
         assert json.loads(t.encode(call(content=[])))["isError"] is False
+        required = pinned_requires_field(fetched, source)
+        # the revision's required resultType is written; isError only where it came
+        written = {FIELD: DEFAULT} if required else {}
         for data in (b'{"content":[]}', b'{"content":[],"isError":false}'):
             for given in (data, data.replace(b"[]", b'[{"type":"text","text":"x"}]')):
+                expected = {**json.loads(given), **written}
                 assert t.decode(given, call).is_error is False
-                assert t.encode(t.decode(given, call)) == given
-                assert t.encode(t.convert(json.loads(given), call)) == given
-        assert check_revision(t, fetched, source)["examples"] > 0
+                assert json.loads(t.encode(t.decode(given, call))) == expected
+                assert json.loads(t.encode(t.convert(json.loads(given), call))) == expected
+        assert check_revision(t, fetched, source, required=required)["examples"] > 0
 
 
 @pytest.mark.parametrize("edit", RETYPED)
@@ -320,6 +373,7 @@ def test_a_retyped_result_type_round_trips_with_and_without_the_default(
         )
         assert counts["examples"] == len(examples(fetched, source))
         assert counts["examples without resultType"] > 0 and counts["hand-made"] > 0
+        assert counts["written"] == 0  # optional here: never added
 
 
 @pytest.mark.parametrize("edit", RETYPED)
