@@ -273,6 +273,12 @@ class Requester(Protocol):
     @property
     def protocol_version(self) -> str: ...
     async def request(
-        self, method: str, params: Any, result: Any, progress: ProgressCallback | None = None
+        self,
+        method: str,
+        params: Any,
+        result: Any,
+        progress: ProgressCallback | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Any: ...
     async def notify(self, method: str, params: Any) -> None: ...

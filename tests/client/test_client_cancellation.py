@@ -147,6 +147,28 @@ def test_a_requests_own_timeout_takes_the_place_of_the_sessions(mode: Mode) -> N
     run(scenario())
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_typed_clients_methods_take_a_timeout_of_their_own(mode: Mode) -> None:
+    async def scenario() -> None:
+        server = Hanging()
+        async with recorded(server.app, mode) as (client, wire):  # the session's: 60 s
+            with pytest.raises(RequestTimeout) as late:
+                await client.call_tool(name="hang", timeout=TIMEOUT)
+            assert (late.value.method, late.value.seconds) == ("tools/call", TIMEOUT)
+            assert late.value.setting == "the caller's timeout"
+            await server.cancelled_at_the_server(wire, client, "timed out after 0.5 s")
+            heard: list[float] = []
+            counted = await client.call_tool(
+                name="count",
+                arguments={"upto": 2},
+                progress=lambda n, *_: heard.append(n),
+                timeout=5.0,
+            )
+            assert counted.structured_content == {"result": 2} and heard == [1, 2]
+
+    run(scenario())
+
+
 @pytest.mark.parametrize("timeout", [0, -1.0, math.nan])
 def test_a_timeout_that_is_no_positive_number_is_refused_before_anything_is_sent(
     timeout: float,
