@@ -119,7 +119,8 @@ class Session:
         self._negotiated: asyncio.Future[str] | None = None
         self._handlers: dict[RequestId, tuple[asyncio.Task[None], RequestScope]] = {}
         self._waiting: dict[RequestId, asyncio.Future[Any]] = {}
-        self._progress: dict[str | int, ProgressCallback] = {}
+        #: Per progress token: the callback, and the request it is for (method, id).
+        self._progress: dict[str | int, tuple[ProgressCallback, str, RequestId]] = {}
         self._batches: dict[int, tuple[int, list[bytes]]] = {}
         self._background: set[asyncio.Task[None]] = set()
         #: Open ``subscriptions/listen`` streams: subscription id → honoured filter.
@@ -264,11 +265,17 @@ class Session:
         elif isinstance(event, ev.Cancel):
             self.cancel(event.request_id)
         elif isinstance(event, ev.Progress):
-            callback = self._progress.get(event.token)
-            if callback is not None:
-                outcome = callback(event.progress, event.total, event.message)
-                if outcome is not None:
-                    await outcome
+            listener = self._progress.get(event.token)
+            if listener is not None:
+                callback, method, request_id = listener
+                try:
+                    outcome = callback(event.progress, event.total, event.message)
+                    if outcome is not None:
+                        await outcome
+                except Exception:  # the caller's defect: the request goes on
+                    log.exception(
+                        "the progress callback of %s request %r raised", method, request_id
+                    )
         elif isinstance(event, ev.IncomingNotification):
             if self.on_notification is not None:
                 self._spawn(self.on_notification(event))
@@ -429,7 +436,7 @@ class Session:
         self._waiting[request_id] = future
         self._made_room()  # a reader held back for room must not wait on this answer
         if progress is not None and token is not None:
-            self._progress[token] = progress
+            self._progress[token] = (progress, method, request_id)
         await self._send(frame, related=related)
         seconds = timeout or self.request_timeout
         if seconds == FROM_LIMITS:

@@ -169,6 +169,28 @@ def test_the_typed_clients_methods_take_a_timeout_of_their_own(mode: Mode) -> No
     run(scenario())
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_progress_callback_that_raises_is_logged_naming_its_request_which_goes_on(
+    mode: Mode, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        def clumsy(progress: float, total: float | None, message: str | None) -> None:
+            raise ZeroDivisionError("a defect of the caller's")
+
+        async with recorded(Hanging().app, mode) as (client, _):
+            counted = await client.call_tool(name="count", arguments={"upto": 2}, progress=clumsy)
+            assert counted.structured_content == {"result": 2}
+
+    with caplog.at_level("ERROR"):
+        run(scenario())
+    failed = [r for r in caplog.records if "progress callback" in r.getMessage()]
+    assert len(failed) == 2
+    assert all(
+        r.getMessage().startswith("the progress callback of tools/call request ") for r in failed
+    )
+    assert all(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in failed)
+
+
 @pytest.mark.parametrize("timeout", [0, -1.0, math.nan])
 def test_a_timeout_that_is_no_positive_number_is_refused_before_anything_is_sent(
     timeout: float,
