@@ -6,7 +6,7 @@ client going away before its answer is that request's cancellation."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .served import HttpServed
@@ -16,6 +16,7 @@ from .asgi import (
     Receive,
     Send,
     end_body,
+    refuse,
     respond,
     sse_comment,
     sse_event,
@@ -68,8 +69,11 @@ class Answers:
         send: Send,
         legacy: LegacySession | None,
         extra_headers: dict[str, str] | None = None,
+        kept: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
-        """Feed one POST body to ``session`` and write what it answers."""
+        """Feed one POST body to ``session`` and write what it answers. ``kept``: run once
+        the body is fed, before anything is written; what it returns, if anything, is
+        answered with 503 in place of the session's answers."""
         expected = set(requests)
         if not expected:  # notifications and responses: 202, unless refused
             stream = Stream("n")
@@ -85,6 +89,12 @@ class Answers:
             await session.feed_parsed(parsed, http)
         finally:
             router.feeding = None
+        refusal = await kept() if kept is not None else None
+        if refusal is not None:
+            for request_id in expected:
+                router.by_request.pop(request_id, None)
+            await refuse(send, 503, refusal, requests[0] if requests else None)
+            return
         if not expected:
             await self._accepted_or_refused(stream, send, extra_headers)
             return

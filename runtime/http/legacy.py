@@ -295,15 +295,34 @@ class LegacyEndpoint:
             self._share(session_id, legacy)
         legacy.owner = _owner(http.principal)
         extra = {"mcp-session-id": session_id}
+
+        async def kept() -> str | None:
+            """Before the answer goes out, the session is kept (in this process's table,
+            and in the store every process reads): the client's next POST, whichever
+            process it reaches, finds it. A refusal (no room, the store unreachable)
+            answers in place of the handshake, and the session ends."""
+            if session.conn.version is None:
+                return None  # the handshake failed: its error is the answer
+            if not self.sessions.add(session_id, legacy):
+                return (
+                    f"Service Unavailable: all {self.limits.max_sessions} sessions are busy "
+                    "(Limits.max_sessions); retry later"
+                )
+            try:
+                await self._recorded(session_id, legacy)
+            except SessionStoreUnavailable as exc:
+                self.sessions.pop(session_id)
+                legacy.end()
+                return f"Service Unavailable: {exc}; retry later"
+            return None
+
         legacy.posts += 1
         try:
             await self.answers.exchange(
-                session, router, parsed, requests, http, receive, send, legacy, extra
+                session, router, parsed, requests, http, receive, send, legacy, extra, kept
             )
         finally:
             legacy.posts -= 1
-        if session.conn.version is not None and self.sessions.add(session_id, legacy):
-            await self._recorded(session_id, legacy)
 
     async def _recorded(self, session_id: str, legacy: LegacySession) -> None:
         """Keep a new session for every process, when they share them."""

@@ -96,14 +96,31 @@ def app(signals: Signals, redis_url: str) -> App:
     return made
 
 
+class SlowToRecord(RedisSessions):
+    """A store whose writes of new records take a while, as a loaded Redis's may."""
+
+    async def create(self, *args: Any, **kwargs: Any) -> None:
+        await asyncio.sleep(0.3)
+        await super().create(*args, **kwargs)
+
+
 @pytest.fixture
 def servers() -> Iterator[tuple[list[str], Signals, RedisServer]]:
+    yield from serving(RedisSessions)
+
+
+@pytest.fixture
+def slow_servers() -> Iterator[tuple[list[str], Signals, RedisServer]]:
+    yield from serving(SlowToRecord)
+
+
+def serving(store: type[RedisSessions]) -> Iterator[tuple[list[str], Signals, RedisServer]]:
     signals = Signals()
     with RedisServer() as redis:
         started: list[ThreadedUvicorn] = []
         try:
             for _ in range(2):
-                sessions = RedisSessions(redis.url, prefix="test:")
+                sessions = store(redis.url, prefix="test:")
                 asgi = McpHttpApp(app(signals, redis.url).server, shared_sessions=sessions)
                 server = ThreadedUvicorn(asgi)
                 server.start()
@@ -182,6 +199,46 @@ def test_every_request_of_a_session_is_served_by_either_process(
         assert answer["id"] == n and answer["result"]["structuredContent"] == {"result": n + 1}
     unknown = post(b, "no-such-session", {"jsonrpc": "2.0", "id": 99, "method": "ping"})
     assert unknown.status_code == 404
+
+
+def test_a_session_is_recorded_before_its_handshake_is_answered(
+    slow_servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """A client that sends its next POST the moment the handshake is answered, to another
+    process, finds the session there, however long the store takes to write it."""
+    (a, b), _, _ = slow_servers
+    for n in range(3):
+        session_id = begun(a, then=b)
+        assert call(b, session_id, 1, "add", a=n, b=1)["result"]["structuredContent"] == {
+            "result": n + 1
+        }
+
+
+def test_with_redis_away_a_handshake_is_refused_without_a_session_id(
+    servers: tuple[list[str], Signals, RedisServer],
+) -> None:
+    """No session is handed out that other processes could not find: the handshake is
+    answered 503 (retry), with no ``Mcp-Session-Id``; Redis back, the next one succeeds."""
+    (a, b), _, redis = servers
+    port = redis.port
+    redis.stop(keep_dir=True)
+    params = {
+        "protocolVersion": VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "x", "version": "1"},
+    }
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    refused = post(a, None, initialize)
+    assert refused.status_code == 503 and "unavailable" in refused.text, refused.text
+    assert "mcp-session-id" not in refused.headers
+    assert refused.json()["id"] == 0 and refused.json()["error"]["code"] < 0
+    redis.start(port)
+    for _ in range(50):  # each process's store finds Redis again within a second or two
+        if post(a, None, initialize).status_code == 200:
+            break
+        threading.Event().wait(0.1)
+    session_id = begun(a, then=b)
+    assert call(b, session_id, 1, "add", a=2, b=2)["result"]["structuredContent"] == {"result": 4}
 
 
 def test_a_log_level_set_on_one_process_governs_the_other(
