@@ -17,7 +17,7 @@ import contextvars
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from msgspec import UNSET, ValidationError, to_builtins
 
@@ -189,10 +189,12 @@ class Session:
                     break
                 try:
                     event = lane(frame, http)
-                    if event is not None:
+                    if event is None:
+                        await self.feed(frame, http)
+                    elif self._handlers:  # in flight already: its id, or room, to check
                         await self._request(event)
                     else:
-                        await self.feed(frame, http)
+                        self._begin(event)
                 except Exception:  # a defect, not the peer's fault: the next frame is served
                     log.exception("acting on an incoming frame failed")
             self._fail_waiting()  # no answer can arrive any more
@@ -301,9 +303,7 @@ class Session:
                 self.negotiated.set_exception(event.error)
 
     async def _request(self, event: ev.IncomingRequest) -> None:
-        """Answer a request: in a task of its own, so that reading goes on while it runs;
-        or, when its handler cannot suspend, here and now (what a task would have done,
-        minus the task: the handler runs in a copy of the context all the same)."""
+        """Answer a request, unless its id is in flight already or no room is left."""
         refusal = self._refusal(event) if self._handlers else None
         if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
             refusal = await self._make_room()
@@ -311,6 +311,12 @@ class Session:
             frame = self.conn.error(event.id, refusal)
             await self._send(frame, event.batch, event.id, final=True)
             return
+        self._begin(event)
+
+    def _begin(self, event: ev.IncomingRequest) -> None:
+        """Answer a request in a task of its own, so that reading goes on while it runs;
+        or, when its handler cannot suspend, here and now (what a task would have done,
+        minus the task: the handler runs in a copy of the context all the same)."""
         scope = RequestScope(self, event)
         context = contextvars.copy_context()
         answering = context.run(self._answering, event, scope)
@@ -325,23 +331,29 @@ class Session:
         self, event: ev.IncomingRequest, scope: RequestScope
     ) -> Coroutine[Any, Any, tuple[bytes, int | None] | None] | tuple[bytes, int | None]:
         """The request's dispatch (in the context its handler runs in): what answers it,
-        to run in a task; or, when the handler cannot suspend, the answer itself."""
+        to run in a task; or, when the handler cannot suspend, the answer itself
+        (:data:`NOTHING` when there is none to send)."""
+        batch = event.batch
         try:
             if self.dispatch is None:
                 raise McpError(INTERNAL_ERROR, "no handlers")
             pending = self.dispatch(event, scope)
         except (Exception, asyncio.CancelledError) as exc:
-            pending = failed(exc)
-        answering = self.answer(event, scope, pending)
-        if event.batch is not None or not never_waits(pending):
-            return answering
+            if batch is not None:
+                return self.answer(event, scope, failed(exc))
+            if isinstance(exc, asyncio.CancelledError):
+                return NOTHING  # as the task it ran in would have been: cancelled, silent
+            return self._settled(event, scope, None, exc) or NOTHING
+        if batch is not None or not never_waits(pending):  # a task's to run
+            return self.answer(event, scope, pending)
         try:
-            answering.send(None)
+            cast(Coroutine[Any, Any, Any], pending).send(None)
         except StopIteration as done:
-            answer: tuple[bytes, int | None] | None = done.value
-            return answer if answer is not None else NOTHING
-        except asyncio.CancelledError:  # the handler cancelled itself: as its task would be
+            return self._settled(event, scope, done.value, None) or NOTHING
+        except asyncio.CancelledError:
             return NOTHING
+        except Exception as exc:
+            return self._settled(event, scope, None, exc) or NOTHING
         raise RuntimeError("a handler that cannot suspend did")  # pragma: no cover
 
     def _send_now(
@@ -349,16 +361,26 @@ class Session:
     ) -> None:
         """Write the answer of a request answered at once; should the transport make it
         wait, in a task that counts as the request in flight until it is written."""
-        if answer is NOTHING:
+        if answer is NOTHING or self._closed:
             return
-        sending = self._send(answer[0], None, event.id, final=True, status=answer[1])
+        sending = self.transport.send(answer[0], event.id, True, answer[1])  # as _send does
         try:
             waiting = sending.send(None)
         except StopIteration:
             return
-        task = _start(self._serve(event, scope, Resumed(sending, waiting)))
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
+            log.debug("send failed: %s", exc)
+            return
+        task = _start(self._serve(event, scope, self._written(Resumed(sending, waiting))))
         if not task.done():
             self._handlers[event.id] = (task, scope)
+
+    async def _written(self, sending: Awaitable[None]) -> None:
+        """The rest of a frame's writing (see :meth:`_send`)."""
+        try:
+            await sending
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
+            log.debug("send failed: %s", exc)
 
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
@@ -422,32 +444,43 @@ class Session:
         """Run the request's handler in the calling task (``pending``: its dispatch,
         already called): the answer frame and its HTTP status hint, or None when the peer
         cancelled the request (nothing is answered)."""
-        version = event.peer.version if event.peer is not None else None
-        status = None
         try:
-            try:
-                try:
-                    if pending is None:
-                        if self.dispatch is None:
-                            raise McpError(INTERNAL_ERROR, "no handlers")
-                        pending = self.dispatch(event, scope)
-                    result = await pending
-                except UrlElicitationRequired as exc:
-                    raise scope.url_elicitation_required(exc) from None
-                frame = self.conn.result(event.id, result, event.spec.name, version)
-            except InputRequired:
-                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
-            except McpError as exc:
-                frame = self.conn.error(event.id, exc, version)
-                status = http_status(exc.code) if version is not None else None
-            except RequestTimeout as exc:  # the handler's own request went unanswered
-                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(exc)), version)
+            if pending is None:
+                if self.dispatch is None:
+                    raise McpError(INTERNAL_ERROR, "no handlers")
+                pending = self.dispatch(event, scope)
+            result = await pending
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
                 if event.batch is not None:
                     await self._batch_skip(event.batch)
                 return None
             raise
+        except Exception as exc:
+            return self._settled(event, scope, None, exc)
+        return self._settled(event, scope, result, None)
+
+    def _settled(
+        self, event: ev.IncomingRequest, scope: RequestScope, result: Any, exc: Exception | None
+    ) -> tuple[bytes, int | None] | None:
+        """The answer to a request whose handler returned ``result`` or raised ``exc``:
+        its frame and HTTP status hint, or None when the peer cancelled the request."""
+        version = event.peer.version if event.peer is not None else None
+        status = None
+        try:
+            try:
+                if exc is not None:
+                    if isinstance(exc, UrlElicitationRequired):
+                        exc = scope.url_elicitation_required(exc)
+                    raise exc
+                frame = self.conn.result(event.id, result, event.spec.name, version)
+            except InputRequired:
+                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
+            except McpError as error:
+                frame = self.conn.error(event.id, error, version)
+                status = http_status(error.code) if version is not None else None
+            except RequestTimeout as timeout:  # the handler's own request went unanswered
+                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(timeout)), version)
         except Exception:  # the handler failed, or what it returned cannot be sent
             log.exception("handler for %s failed", event.spec.name)
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)

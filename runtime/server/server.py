@@ -195,6 +195,10 @@ class Server:
             served = {**self.legacy_tasks.handlers(), **self.modern_tasks.handlers()}
             for handler_name, task_handler in served.items():
                 self.implemented.setdefault(handler_name, task_handler)
+        #: Methods whose dispatch does more than call their handler (see :meth:`dispatch`).
+        self._noted = frozenset(
+            {LIST_TOOLS, *SUBSCRIBING, *([CALL_TOOL] if self.legacy_tasks is not None else [])}
+        )
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
@@ -249,16 +253,27 @@ class Server:
         """The request's answer, to await. Most requests need nothing done around their
         handler: theirs is the handler's own awaitable, with no coroutine of this
         method's in between."""
-        handler = self.implemented.get(event.spec.handler)
+        spec = event.spec
+        handler = self.implemented.get(spec.handler)
         if handler is None:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {spec.name}")
+        if spec.name in self._noted or self.middleware.items:
+            return self._dispatch_noted(event, scope, handler)
+        # run_handler's body, inline: the path of every request
+        context_class = self.context_class
+        return handler(event.params, context_class(scope) if context_class is not None else scope)
+
+    def _dispatch_noted(
+        self, event: c.IncomingRequest, scope: RequestScope, handler: Callable[..., Any]
+    ) -> Awaitable[Any]:
+        """:meth:`dispatch` of a request with something done around its handler (a task,
+        middleware, what the server notes of its answer)."""
         name = event.spec.name
         if self.legacy_tasks is not None and name == CALL_TOOL:
             era = self.legacy_tasks if event.peer is None else self.modern_tasks
             as_task = era.call(event, scope, self.run_handler) if era is not None else None
             if as_task is not None:
                 return as_task
-        # run_handler's body, inline: the path of every request
         ctx = self.context_class(scope) if self.context_class is not None else scope
         if self.middleware.items:
             return self.middleware.run(Call(event, scope, ctx))

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from mcpgen.generated.v2025_11_25 import server as stubs_2025
+from mcpgen.generated.v2025_11_25 import types as types_2025
 from mcpgen.runtime import Limits
 from mcpgen.runtime.core import jsonrpc
 from mcpgen.runtime.core.events import IncomingRequest
@@ -59,6 +61,30 @@ def test_a_plain_request_becomes_the_event_the_general_path_makes(
         assert event == conn.receive(frame(message) + b"\n")[0]
 
 
+class Legacy(stubs_2025.ServerHandlers):
+    """A server typed against 2025-11-25: a peer of that version is decoded directly."""
+
+    async def list_tools(self, params: Any, ctx: Any) -> Any:
+        return types_2025.ListToolsResult(tools=[])
+
+    async def call_tool(self, params: Any, ctx: Any) -> Any:
+        return types_2025.CallToolResult(content=[])
+
+
+@pytest.mark.parametrize("message", TAKEN)
+def test_a_plain_request_in_the_applications_own_version_is_decoded_directly(
+    message: Any,
+) -> None:
+    conn = server(Legacy())
+    handshake(conn, LEGACY[-1])
+    lane = Lane(conn)
+    event = lane.request(frame(message))
+    assert isinstance(event, IncomingRequest)
+    assert event == conn.receive(frame(message))[0]
+    invalid = request(1, "tools/call", {"name": 3})
+    assert lane.request(frame(invalid)) is None  # the general path answers it
+
+
 @pytest.mark.parametrize("message", LEFT)
 def test_anything_else_is_left_to_the_general_path(message: Any) -> None:
     conn = server(limits=Limits(max_depth=5))
@@ -73,8 +99,13 @@ def test_no_request_takes_the_lane_before_the_session_is_ready() -> None:
     assert Lane(conn).request(frame(request(1, "tools/list"))) is not None
 
 
-def test_plain_request_reads_what_parse_reads_in_one_decode() -> None:
+def test_plain_request_reads_what_parse_reads_in_one_typed_decode() -> None:
     data = frame(request(7, "tools/call", CALL))
     plain = jsonrpc.plain_request(data)
-    assert plain is not None and [plain] == jsonrpc.parse(data)[0]
+    (general,), _ = jsonrpc.parse(data)
+    assert plain is not None and isinstance(general, jsonrpc.Request)
+    assert (plain.id, plain.method, plain.params) == (general.id, general.method, general.params)
+    assert not jsonrpc.plain_request(frame(request(7, "tools/list"))).params  # type: ignore[union-attr]
+    extra = {**request(7, "tools/list"), "extra": 1}  # parse() reads it; the lane leaves it
+    assert jsonrpc.plain_request(frame(extra)) is None
     assert jsonrpc.plain_request(b"\xff") is None and jsonrpc.plain_request(b"[]") is None
