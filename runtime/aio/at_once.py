@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Coroutine, Generator
 from opcode import opmap
 from types import CodeType, CoroutineType
-from typing import Any
+from typing import Any, TypeGuard
 
 #: The instructions a coroutine's frame suspends at (``YIELD_FROM``: Python 3.10's await).
 _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if name in opmap)
@@ -21,7 +21,7 @@ _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if nam
 _waits: dict[CodeType, bool] = {}
 
 
-def never_waits(handler: Awaitable[Any]) -> bool:
+def never_waits(handler: Awaitable[Any]) -> TypeGuard[Coroutine[Any, Any, Any]]:
     """Whether ``handler`` is a coroutine that cannot suspend: its code has no yield
     point (no ``await``, ``async with``, ``async for``), so its first step runs it to the
     end whatever it calls. Such a handler is run where the request was read."""

@@ -17,7 +17,7 @@ import contextvars
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from msgspec import UNSET, ValidationError, to_builtins
 
@@ -347,7 +347,7 @@ class Session:
         if batch is not None or not never_waits(pending):  # a task's to run
             return self.answer(event, scope, pending)
         try:
-            cast(Coroutine[Any, Any, Any], pending).send(None)
+            pending.send(None)
         except StopIteration as done:
             return self._settled(event, scope, done.value, None) or NOTHING
         except asyncio.CancelledError:
