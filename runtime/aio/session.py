@@ -121,7 +121,6 @@ class Session:
         "_room",
         "subscriptions",
         "subscribed",
-        "lane",
     )
 
     def __init__(
@@ -154,8 +153,6 @@ class Session:
         #: a session kept for several processes writes them back (and may raise
         #: ``McpError``, the request's answer). None: nothing to do.
         self.subscribed: Callable[[], Awaitable[None]] | None = None
-        #: Takes the common request from its frame to its event (``runtime.core.lane``).
-        self.lane = Lane(conn)
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -181,7 +178,7 @@ class Session:
         """Read until end of input; then let running handlers finish (bounded) and stop.
         ``http``: what every frame carries (over a WebSocket, who its handshake showed the
         client to be)."""
-        lane = self.lane.request
+        lane = Lane(self.conn).request  # the common request, frame to event in one step
         try:
             while True:
                 frame = await self.transport.receive()
