@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from contextvars import copy_context
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -315,7 +316,7 @@ class Session:
         or, when its handler cannot suspend, here and now (what a task would have done,
         minus the task: the handler runs in a copy of the context all the same)."""
         scope = RequestScope(self, event)
-        context = contextvars.copy_context()
+        context = copy_context()
         answering = context.run(self._answering, event, scope)
         if isinstance(answering, tuple):  # answered at once (never a batch's request)
             self._send_now(event, scope, answering)

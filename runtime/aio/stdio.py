@@ -234,8 +234,9 @@ class StdioServerTransport(_LineReader):
             _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
             return
         writer = self.writer
-        writer.write(data + b"\n")
-        if writer.transport.get_write_buffer_size():  # the pipe took it all: nothing to wait for
+        pipe = writer.transport  # what StreamWriter.write writes to
+        pipe.write(data + b"\n")
+        if pipe.get_write_buffer_size():  # else the pipe took it all: nothing to wait for
             await writer.drain()
 
     async def oversized(self, head: bytes, tail: bytes, length: int) -> None:
