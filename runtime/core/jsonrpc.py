@@ -8,7 +8,7 @@ request.
 from __future__ import annotations
 
 import re
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -245,6 +245,36 @@ def parse(
             element = bytes(raw)  # an array is no message; else a value it cannot hold
             out.append(_unread(element, _NOT_OBJECT if element[:1] == b"[" else _UNDECODABLE))
     return out, True
+
+
+class PlainRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """One request as :func:`plain_request` reads it: the envelope typed, nothing else in
+    it; ``params`` empty when absent."""
+
+    jsonrpc: Literal["2.0"]
+    id: Union[int, str]
+    method: str
+    params: msgspec.Raw = msgspec.Raw(b"")
+
+
+_plain = msgspec.json.Decoder(PlainRequest)
+
+
+def plain_request(data: bytes, max_depth: int = DEFAULT.max_depth) -> PlainRequest | None:
+    """``data`` when it is one valid request as :func:`parse` reads it (an object, ASCII,
+    nested no deeper than ``refusal`` lets pass without looking closer, holding the keys
+    of a request alone, ``params`` absent or structured), in one typed decode; None for
+    anything else, which :func:`parse` reads (and refuses, when it must)."""
+    if data.count(b"{") + data.count(b"[") > max_depth or not data.isascii():
+        return None
+    try:
+        request = _plain.decode(data)
+    except Exception:  # not a plain request: parse() says what it is
+        return None
+    params = request.params
+    if params and memoryview(params)[0] not in _STRUCTURED:
+        return None
+    return request
 
 
 def _long_batch(count: str, limit: int) -> Invalid:
