@@ -13,10 +13,8 @@ and notify). ``_support.RequestContext`` wraps it for the generated bindings.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from contextvars import copy_context
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
@@ -40,7 +38,7 @@ from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
-from .at_once import NOTHING, Resumed, failed, never_waits
+from .at_once import NOTHING, Resumed, failed, never_waits, start
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
@@ -72,34 +70,6 @@ class Transport(Protocol):
         status: int | None = None,
     ) -> None: ...
     async def close(self) -> None: ...
-
-
-if sys.version_info >= (3, 12):
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        """Run a handler as a task that starts at once: one that needs not wait for
-        anything answers before this returns, with no extra turn of the event loop."""
-        loop = asyncio.get_running_loop()
-        return asyncio.Task(coro, loop=loop, eager_start=True, context=context)
-
-elif sys.version_info >= (3, 11):
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        return asyncio.create_task(coro, context=context)
-
-else:
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        """Python 3.10's tasks copy the context they are made in: made in ``context``."""
-        if context is None:
-            return asyncio.create_task(coro)
-        return context.run(asyncio.create_task, coro)
 
 
 class Session:
@@ -328,7 +298,7 @@ class Session:
         if isinstance(answering, tuple):  # answered at once (never a batch's request)
             self._send_now(event, scope, answering)
             return
-        task = _start(self._serve(event, scope, answering), context)
+        task = start(self._serve(event, scope, answering), context)
         if not task.done():  # an eagerly started handler may have finished already
             self._handlers[event.id] = (task, scope)
 
@@ -376,7 +346,7 @@ class Session:
         except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
             log.debug("send failed: %s", exc)
             return
-        task = _start(self._serve(event, scope, self._written(Resumed(sending, waiting))))
+        task = start(self._serve(event, scope, self._written(Resumed(sending, waiting))))
         if not task.done():
             self._handlers[event.id] = (task, scope)
 
