@@ -13,6 +13,7 @@ and notify). ``_support.RequestContext`` wraps it for the generated bindings.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -37,6 +38,8 @@ from ..core import elicitation
 from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
+from ..core.lane import Lane
+from .at_once import NOTHING, Resumed, failed, never_waits
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
@@ -72,13 +75,30 @@ class Transport(Protocol):
 
 if sys.version_info >= (3, 12):
 
-    def _start(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
         """Run a handler as a task that starts at once: one that needs not wait for
         anything answers before this returns, with no extra turn of the event loop."""
-        return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+        loop = asyncio.get_running_loop()
+        return asyncio.Task(coro, loop=loop, eager_start=True, context=context)
+
+elif sys.version_info >= (3, 11):
+
+    def _start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
+        return asyncio.create_task(coro, context=context)
 
 else:
-    _start = asyncio.create_task
+
+    def _start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
+        """Python 3.10's tasks copy the context they are made in: made in ``context``."""
+        if context is None:
+            return asyncio.create_task(coro)
+        return context.run(asyncio.create_task, coro)
 
 
 class Session:
@@ -101,6 +121,7 @@ class Session:
         "_room",
         "subscriptions",
         "subscribed",
+        "lane",
     )
 
     def __init__(
@@ -134,6 +155,8 @@ class Session:
         #: a session kept for several processes writes them back (and may raise
         #: ``McpError``, the request's answer). None: nothing to do.
         self.subscribed: Callable[[], Awaitable[None]] | None = None
+        #: Takes the common request from its frame to its event (``runtime.core.lane``).
+        self.lane = Lane(conn)
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -159,13 +182,18 @@ class Session:
         """Read until end of input; then let running handlers finish (bounded) and stop.
         ``http``: what every frame carries (over a WebSocket, who its handshake showed the
         client to be)."""
+        lane = self.lane.request
         try:
             while True:
                 frame = await self.transport.receive()
                 if frame is None:
                     break
                 try:
-                    await self.feed(frame, http)
+                    event = lane(frame, http)
+                    if event is not None:
+                        await self._request(event)
+                    else:
+                        await self.feed(frame, http)
                 except Exception:  # a defect, not the peer's fault: the next frame is served
                     log.exception("acting on an incoming frame failed")
             self._fail_waiting()  # no answer can arrive any more
@@ -234,17 +262,7 @@ class Session:
         if isinstance(event, ev.Send):
             await self._send(event.data, event.batch, event.related, event.final, event.status)
         elif isinstance(event, ev.IncomingRequest):
-            refusal = self._refusal(event) if self._handlers else None
-            if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
-                refusal = await self._make_room()
-            if refusal is not None:
-                frame = self.conn.error(event.id, refusal)
-                await self._send(frame, event.batch, event.id, final=True)
-                return
-            scope = RequestScope(self, event)
-            task = _start(self._serve(event, scope))
-            if not task.done():  # an eagerly started handler may have finished already
-                self._handlers[event.id] = (task, scope)
+            await self._request(event)
         elif isinstance(event, ev.Listen):
             honoured, frame = self.conn.acknowledge(event, self.listening.values())
             if honoured is None:  # refused: this connection's streams would hold too much
@@ -289,6 +307,66 @@ class Session:
             if not self.negotiated.done():
                 self.negotiated.set_exception(event.error)
 
+    async def _request(self, event: ev.IncomingRequest) -> None:
+        """Answer a request: in a task of its own, so that reading goes on while it runs;
+        or, when its handler cannot suspend, here and now (what a task would have done,
+        minus the task: the handler runs in a copy of the context all the same)."""
+        refusal = self._refusal(event) if self._handlers else None
+        if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
+            refusal = await self._make_room()
+        if refusal is not None:
+            frame = self.conn.error(event.id, refusal)
+            await self._send(frame, event.batch, event.id, final=True)
+            return
+        scope = RequestScope(self, event)
+        context = contextvars.copy_context()
+        answering = context.run(self._answering, event, scope)
+        if isinstance(answering, tuple):  # answered at once (never a batch's request)
+            self._send_now(event, scope, answering)
+            return
+        task = _start(self._serve(event, scope, answering), context)
+        if not task.done():  # an eagerly started handler may have finished already
+            self._handlers[event.id] = (task, scope)
+
+    def _answering(
+        self, event: ev.IncomingRequest, scope: RequestScope
+    ) -> Coroutine[Any, Any, tuple[bytes, int | None] | None] | tuple[bytes, int | None]:
+        """The request's dispatch (in the context its handler runs in): what answers it,
+        to run in a task; or, when the handler cannot suspend, the answer itself."""
+        try:
+            if self.dispatch is None:
+                raise McpError(INTERNAL_ERROR, "no handlers")
+            pending = self.dispatch(event, scope)
+        except (Exception, asyncio.CancelledError) as exc:
+            pending = failed(exc)
+        answering = self.answer(event, scope, pending)
+        if event.batch is not None or not never_waits(pending):
+            return answering
+        try:
+            answering.send(None)
+        except StopIteration as done:
+            answer: tuple[bytes, int | None] | None = done.value
+            return answer if answer is not None else NOTHING
+        except asyncio.CancelledError:  # the handler cancelled itself: as its task would be
+            return NOTHING
+        raise RuntimeError("a handler that cannot suspend did")  # pragma: no cover
+
+    def _send_now(
+        self, event: ev.IncomingRequest, scope: RequestScope, answer: tuple[bytes, int | None]
+    ) -> None:
+        """Write the answer of a request answered at once; should the transport make it
+        wait, in a task that counts as the request in flight until it is written."""
+        if answer is NOTHING:
+            return
+        sending = self._send(answer[0], None, event.id, final=True, status=answer[1])
+        try:
+            waiting = sending.send(None)
+        except StopIteration:
+            return
+        task = _start(self._serve(event, scope, Resumed(sending, waiting)))
+        if not task.done():
+            self._handlers[event.id] = (task, scope)
+
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
         would leave the peer unable to tell them apart."""
@@ -327,12 +405,15 @@ class Session:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _serve(self, event: ev.IncomingRequest, scope: RequestScope) -> None:
-        """Answer a request in a task of its own. It counts as in flight until its answer
-        is written: a peer that stops reading holds the reader back, not just the handlers.
+    async def _serve(
+        self, event: ev.IncomingRequest, scope: RequestScope, answering: Awaitable[Any]
+    ) -> None:
+        """Answer a request in a task of its own (``answering``: its answer, or the rest
+        of its writing). It counts as in flight until its answer is written: a peer that
+        stops reading holds the reader back, not just the handlers.
         """
         try:
-            answer = await self.answer(event, scope)
+            answer = await answering
             if answer is not None:
                 await self._send(answer[0], event.batch, event.id, final=True, status=answer[1])
         finally:
@@ -340,18 +421,24 @@ class Session:
             self._made_room()
 
     async def answer(
-        self, event: ev.IncomingRequest, scope: RequestScope
+        self,
+        event: ev.IncomingRequest,
+        scope: RequestScope,
+        pending: Awaitable[Any] | None = None,
     ) -> tuple[bytes, int | None] | None:
-        """Run the request's handler in the calling task: the answer frame and its HTTP
-        status hint, or None when the peer cancelled the request (nothing is answered)."""
+        """Run the request's handler in the calling task (``pending``: its dispatch,
+        already called): the answer frame and its HTTP status hint, or None when the peer
+        cancelled the request (nothing is answered)."""
         version = event.peer.version if event.peer is not None else None
         status = None
         try:
             try:
-                if self.dispatch is None:
-                    raise McpError(INTERNAL_ERROR, "no handlers")
                 try:
-                    result = await self.dispatch(event, scope)
+                    if pending is None:
+                        if self.dispatch is None:
+                            raise McpError(INTERNAL_ERROR, "no handlers")
+                        pending = self.dispatch(event, scope)
+                    result = await pending
                 except UrlElicitationRequired as exc:
                     raise scope.url_elicitation_required(exc) from None
                 frame = self.conn.result(event.id, result, event.spec.name, version)

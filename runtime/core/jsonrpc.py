@@ -247,6 +247,32 @@ def parse(
     return out, True
 
 
+def plain_request(data: bytes, max_depth: int = DEFAULT.max_depth) -> Request | None:
+    """``data`` as :func:`parse` reads it when it is one valid request (an object, ASCII,
+    nested no deeper than ``refusal`` lets pass without looking closer), in one decode;
+    None for anything else, which :func:`parse` reads (and refuses, when it must)."""
+    if data.count(b"{") + data.count(b"[") > max_depth or not data.isascii():
+        return None
+    try:
+        env = _envelope.decode(data)
+    except Exception:  # not JSON, not an object, a value out of range: parse() says which
+        return None
+    rid, method, params = env.id, env.method, env.params
+    if (
+        env.jsonrpc != "2.0"
+        or type(method) is not str
+        or (type(rid) is not int and type(rid) is not str)
+        or env.result is not UNSET
+        or env.error is not UNSET
+    ):
+        return None
+    if params is UNSET:
+        return Request(rid, method, None)
+    if memoryview(params)[0] not in _STRUCTURED:
+        return None
+    return Request(rid, method, params)
+
+
 def _long_batch(count: str, limit: int) -> Invalid:
     message = f"Invalid request: a batch of {count} messages (the limit is {limit})"
     return Invalid(None, INVALID_REQUEST, message)
