@@ -367,6 +367,33 @@ class Session:
         if not task.done():
             self._handlers[event.id] = (task, scope)
 
+    def answer_here(
+        self, event: ev.IncomingRequest, waiting: Callable[[], None]
+    ) -> tuple[bytes, int | None] | bool:
+        """A request a transport serves itself, as :meth:`act` would but for the writing
+        of an answer given at once: the answer, when its handler could not suspend (run
+        here, as in :meth:`_request`; ``NOTHING`` when it cancelled itself); True when it
+        may, and runs in a task of its own, its frames sent as any (``waiting`` was called
+        first, to say where they go); False, with nothing run, when the request must go
+        :meth:`act`'s way (its id in flight, the session full, closed, or a batch's)."""
+        if (
+            self._closed
+            or event.batch is not None
+            or event.id in self._handlers
+            or len(self._handlers) >= self.conn.limits.max_in_flight
+        ):
+            return False
+        scope = RequestScope(self, event)
+        context = contextvars.copy_context()
+        answering = context.run(self._answering, event, scope)
+        if isinstance(answering, tuple):
+            return answering
+        waiting()
+        task = _start(self._serve(event, scope, answering), context)
+        if not task.done():  # an eagerly started handler may have finished already
+            self._handlers[event.id] = (task, scope)
+        return True
+
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
         would leave the peer unable to tell them apart."""
