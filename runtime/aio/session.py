@@ -370,12 +370,11 @@ class Session:
     def answer_here(
         self, event: ev.IncomingRequest, waiting: Callable[[], None]
     ) -> tuple[bytes, int | None] | bool:
-        """A request a transport serves itself, as :meth:`act` would but for the writing
-        of an answer given at once: the answer, when its handler could not suspend (run
-        here, as in :meth:`_request`; ``NOTHING`` when it cancelled itself); True when it
-        may, and runs in a task of its own, its frames sent as any (``waiting`` was called
-        first, to say where they go); False, with nothing run, when the request must go
-        :meth:`act`'s way (its id in flight, the session full, closed, or a batch's)."""
+        """A request served as :meth:`act` would, but an answer given at once is returned:
+        the answer, when its handler could not suspend (run here, as in :meth:`_request`;
+        ``NOTHING`` when it cancelled itself); True when it may, and runs in a task of its
+        own, its frames sent as any (``waiting`` called first, to say where they go);
+        False, nothing run, when it must go :meth:`act`'s way (in flight, full, a batch)."""
         if (
             self._closed
             or event.batch is not None
