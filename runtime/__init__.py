@@ -35,15 +35,27 @@ from .core.extensions import Extension, ExtensionMethod
 from .core.limits import Limits
 from .core.outgoing import CacheHint, CachePolicy
 from .server.server import Server
-from .tasks.engine import Tasks
-from .tasks.store import MemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from .http.endpoint import McpHttpApp
+    from .tasks.engine import Tasks
     from .tasks.redis_store import RedisTaskStore
+    from .tasks.store import MemoryTaskStore, TaskRecord, TaskStore
+
+#: Names loaded when first asked for: a server that runs no tasks never imports them.
+_TASKS = {
+    "Tasks": "engine",
+    "MemoryTaskStore": "store",
+    "TaskRecord": "store",
+    "TaskStore": "store",
+}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _TASKS:
+        import importlib
+
+        return getattr(importlib.import_module(f".tasks.{_TASKS[name]}", __name__), name)
     if name == "RedisTaskStore":  # needs mcpgen[redis]: loaded when asked for
         from .tasks.redis_store import RedisTaskStore
 

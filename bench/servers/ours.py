@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from mcpgen.runtime import INVALID_PARAMS, App, McpError, Server, run
-from mcpgen.runtime.http.endpoint import McpHttpApp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python -I leaves it out
 from serve import flag, http, option, profile_on_signal  # noqa: E402
@@ -65,9 +64,12 @@ def shared_sessions() -> Any:
 if __name__ == "__main__":
     server = build(option("--transport", "stdio"), flag("--app"))
     profile_on_signal()
-    if option("--transport") == "http":
-        http(McpHttpApp(server, shared_sessions=shared_sessions()))
-    elif option("--transport") in ("sse", "websocket"):  # HTTP+SSE at /sse, WebSocket at /mcp
-        http(McpHttpApp(server, websocket_path="/mcp"), ws_per_message_deflate=False)
-    else:
+    if option("--transport") not in ("http", "sse", "websocket"):  # stdio: no HTTP app
         run(server)
+    else:
+        from mcpgen.runtime.http.endpoint import McpHttpApp
+
+        if option("--transport") == "http":
+            http(McpHttpApp(server, shared_sessions=shared_sessions()))
+        else:  # sse, websocket: HTTP+SSE at /sse, WebSocket at /mcp
+            http(McpHttpApp(server, websocket_path="/mcp"), ws_per_message_deflate=False)

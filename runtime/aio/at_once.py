@@ -5,15 +5,19 @@ runs to its end in its first step, whatever it calls. A session runs such a hand
 the task that read the request, in a copy of the context as a task of its own would have
 (``Session._request``): no task, no turn of the event loop. :class:`Resumed` carries a
 coroutine that did wait after all (the writing of an answer the transport holds back) on
-to a task.
+to a task; :func:`start` makes the task a handler that may suspend runs in, starting it at
+once where the interpreter can.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import sys
 from collections.abc import Awaitable, Coroutine, Generator
 from opcode import opmap
 from types import CodeType, CoroutineType
-from typing import Any
+from typing import Any, TypeGuard
 
 #: The instructions a coroutine's frame suspends at (``YIELD_FROM``: Python 3.10's await).
 _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if name in opmap)
@@ -21,7 +25,7 @@ _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if nam
 _waits: dict[CodeType, bool] = {}
 
 
-def never_waits(handler: Awaitable[Any]) -> bool:
+def never_waits(handler: Awaitable[Any]) -> TypeGuard[Coroutine[Any, Any, Any]]:
     """Whether ``handler`` is a coroutine that cannot suspend: its code has no yield
     point (no ``await``, ``async with``, ``async for``), so its first step runs it to the
     end whatever it calls. Such a handler is run where the request was read."""
@@ -69,3 +73,31 @@ class Resumed:
                     waiting = coro.send(sent)
                 except StopIteration as done:
                     return done.value
+
+
+if sys.version_info >= (3, 12):
+
+    def start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
+        """Run a handler as a task that starts at once: one that needs not wait for
+        anything answers before this returns, with no extra turn of the event loop."""
+        loop = asyncio.get_running_loop()
+        return asyncio.Task(coro, loop=loop, eager_start=True, context=context)
+
+elif sys.version_info >= (3, 11):
+
+    def start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
+        return asyncio.create_task(coro, context=context)
+
+else:
+
+    def start(
+        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
+    ) -> asyncio.Task[None]:
+        """Python 3.10's tasks copy the context they are made in: made in ``context``."""
+        if context is None:
+            return asyncio.create_task(coro)
+        return context.run(asyncio.create_task, coro)

@@ -13,9 +13,8 @@ and notify). ``_support.RequestContext`` wraps it for the generated bindings.
 from __future__ import annotations
 
 import asyncio
-import contextvars
+from contextvars import copy_context
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
@@ -39,7 +38,7 @@ from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
-from .at_once import NOTHING, Resumed, failed, never_waits
+from .at_once import NOTHING, Resumed, failed, never_waits, start
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
@@ -73,34 +72,6 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-if sys.version_info >= (3, 12):
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        """Run a handler as a task that starts at once: one that needs not wait for
-        anything answers before this returns, with no extra turn of the event loop."""
-        loop = asyncio.get_running_loop()
-        return asyncio.Task(coro, loop=loop, eager_start=True, context=context)
-
-elif sys.version_info >= (3, 11):
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        return asyncio.create_task(coro, context=context)
-
-else:
-
-    def _start(
-        coro: Coroutine[Any, Any, None], context: contextvars.Context | None = None
-    ) -> asyncio.Task[None]:
-        """Python 3.10's tasks copy the context they are made in: made in ``context``."""
-        if context is None:
-            return asyncio.create_task(coro)
-        return context.run(asyncio.create_task, coro)
-
-
 class Session:
     """Runs one connection over one transport until the peer goes away."""
 
@@ -121,7 +92,6 @@ class Session:
         "_room",
         "subscriptions",
         "subscribed",
-        "lane",
     )
 
     def __init__(
@@ -155,8 +125,6 @@ class Session:
         #: a session kept for several processes writes them back (and may raise
         #: ``McpError``, the request's answer). None: nothing to do.
         self.subscribed: Callable[[], Awaitable[None]] | None = None
-        #: Takes the common request from its frame to its event (``runtime.core.lane``).
-        self.lane = Lane(conn)
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -182,7 +150,7 @@ class Session:
         """Read until end of input; then let running handlers finish (bounded) and stop.
         ``http``: what every frame carries (over a WebSocket, who its handshake showed the
         client to be)."""
-        lane = self.lane.request
+        lane = Lane(self.conn).request  # the common request, frame to event in one step
         try:
             while True:
                 frame = await self.transport.receive()
@@ -190,10 +158,12 @@ class Session:
                     break
                 try:
                     event = lane(frame, http)
-                    if event is not None:
+                    if event is None:
+                        await self.feed(frame, http)
+                    elif self._handlers:  # in flight already: its id, or room, to check
                         await self._request(event)
                     else:
-                        await self.feed(frame, http)
+                        self._begin(event)
                 except Exception:  # a defect, not the peer's fault: the next frame is served
                     log.exception("acting on an incoming frame failed")
             self._fail_waiting()  # no answer can arrive any more
@@ -308,9 +278,7 @@ class Session:
                 self.negotiated.set_exception(event.error)
 
     async def _request(self, event: ev.IncomingRequest) -> None:
-        """Answer a request: in a task of its own, so that reading goes on while it runs;
-        or, when its handler cannot suspend, here and now (what a task would have done,
-        minus the task: the handler runs in a copy of the context all the same)."""
+        """Answer a request, unless its id is in flight already or no room is left."""
         refusal = self._refusal(event) if self._handlers else None
         if refusal is None and len(self._handlers) >= self.conn.limits.max_in_flight:
             refusal = await self._make_room()
@@ -318,13 +286,19 @@ class Session:
             frame = self.conn.error(event.id, refusal)
             await self._send(frame, event.batch, event.id, final=True)
             return
+        self._begin(event)
+
+    def _begin(self, event: ev.IncomingRequest) -> None:
+        """Answer a request in a task of its own, so that reading goes on while it runs;
+        or, when its handler cannot suspend, here and now (what a task would have done,
+        minus the task: the handler runs in a copy of the context all the same)."""
         scope = RequestScope(self, event)
-        context = contextvars.copy_context()
+        context = copy_context()
         answering = context.run(self._answering, event, scope)
         if isinstance(answering, tuple):  # answered at once (never a batch's request)
             self._send_now(event, scope, answering)
             return
-        task = _start(self._serve(event, scope, answering), context)
+        task = start(self._serve(event, scope, answering), context)
         if not task.done():  # an eagerly started handler may have finished already
             self._handlers[event.id] = (task, scope)
 
@@ -332,23 +306,29 @@ class Session:
         self, event: ev.IncomingRequest, scope: RequestScope
     ) -> Coroutine[Any, Any, tuple[bytes, int | None] | None] | tuple[bytes, int | None]:
         """The request's dispatch (in the context its handler runs in): what answers it,
-        to run in a task; or, when the handler cannot suspend, the answer itself."""
+        to run in a task; or, when the handler cannot suspend, the answer itself
+        (:data:`NOTHING` when there is none to send)."""
+        batch = event.batch
         try:
             if self.dispatch is None:
                 raise McpError(INTERNAL_ERROR, "no handlers")
             pending = self.dispatch(event, scope)
         except (Exception, asyncio.CancelledError) as exc:
-            pending = failed(exc)
-        answering = self.answer(event, scope, pending)
-        if event.batch is not None or not never_waits(pending):
-            return answering
+            if batch is not None:
+                return self.answer(event, scope, failed(exc))
+            if isinstance(exc, asyncio.CancelledError):
+                return NOTHING  # as the task it ran in would have been: cancelled, silent
+            return self._settled(event, scope, None, exc) or NOTHING
+        if batch is not None or not never_waits(pending):  # a task's to run
+            return self.answer(event, scope, pending)
         try:
-            answering.send(None)
+            pending.send(None)
         except StopIteration as done:
-            answer: tuple[bytes, int | None] | None = done.value
-            return answer if answer is not None else NOTHING
-        except asyncio.CancelledError:  # the handler cancelled itself: as its task would be
+            return self._settled(event, scope, done.value, None) or NOTHING
+        except asyncio.CancelledError:
             return NOTHING
+        except Exception as exc:
+            return self._settled(event, scope, None, exc) or NOTHING
         raise RuntimeError("a handler that cannot suspend did")  # pragma: no cover
 
     def _send_now(
@@ -356,41 +336,48 @@ class Session:
     ) -> None:
         """Write the answer of a request answered at once; should the transport make it
         wait, in a task that counts as the request in flight until it is written."""
-        if answer is NOTHING:
+        if answer is NOTHING or self._closed:
             return
-        sending = self._send(answer[0], None, event.id, final=True, status=answer[1])
+        sending = self.transport.send(answer[0], event.id, True, answer[1])  # as _send does
         try:
             waiting = sending.send(None)
         except StopIteration:
             return
-        task = _start(self._serve(event, scope, Resumed(sending, waiting)))
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
+            log.debug("send failed: %s", exc)
+            return
+        task = start(self._serve(event, scope, self._written(Resumed(sending, waiting))))
         if not task.done():
             self._handlers[event.id] = (task, scope)
+
+    async def _written(self, sending: Awaitable[None]) -> None:
+        """The rest of a frame's writing (see :meth:`_send`)."""
+        try:
+            await sending
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
+            log.debug("send failed: %s", exc)
 
     def answer_here(
         self, event: ev.IncomingRequest, waiting: Callable[[], None]
     ) -> tuple[bytes, int | None] | bool:
-        """A request served as :meth:`act` would, but an answer given at once is returned:
-        the answer, when its handler could not suspend (run here, as in :meth:`_request`;
-        ``NOTHING`` when it cancelled itself); True when it may, and runs in a task of its
-        own, its frames sent as any (``waiting`` called first, to say where they go);
+        """:meth:`_begin` for a transport that writes an answer given at once itself: that
+        answer (``NOTHING``: the handler cancelled itself); True when the handler runs in a
+        task, its frames sent as any (``waiting`` called first, to say where they go);
         False, nothing run, when it must go :meth:`act`'s way (in flight, full, a batch)."""
-        if (
-            self._closed
-            or event.batch is not None
-            or event.id in self._handlers
-            or len(self._handlers) >= self.conn.limits.max_in_flight
-        ):
+        handlers = self._handlers
+        if self._closed or event.batch is not None or event.id in handlers:
+            return False
+        if len(handlers) >= self.conn.limits.max_in_flight:
             return False
         scope = RequestScope(self, event)
-        context = contextvars.copy_context()
+        context = copy_context()
         answering = context.run(self._answering, event, scope)
         if isinstance(answering, tuple):
             return answering
         waiting()
-        task = _start(self._serve(event, scope, answering), context)
+        task = start(self._serve(event, scope, answering), context)
         if not task.done():  # an eagerly started handler may have finished already
-            self._handlers[event.id] = (task, scope)
+            handlers[event.id] = (task, scope)
         return True
 
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
@@ -455,32 +442,43 @@ class Session:
         """Run the request's handler in the calling task (``pending``: its dispatch,
         already called): the answer frame and its HTTP status hint, or None when the peer
         cancelled the request (nothing is answered)."""
-        version = event.peer.version if event.peer is not None else None
-        status = None
         try:
-            try:
-                try:
-                    if pending is None:
-                        if self.dispatch is None:
-                            raise McpError(INTERNAL_ERROR, "no handlers")
-                        pending = self.dispatch(event, scope)
-                    result = await pending
-                except UrlElicitationRequired as exc:
-                    raise scope.url_elicitation_required(exc) from None
-                frame = self.conn.result(event.id, result, event.spec.name, version)
-            except InputRequired:
-                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
-            except McpError as exc:
-                frame = self.conn.error(event.id, exc, version)
-                status = http_status(exc.code) if version is not None else None
-            except RequestTimeout as exc:  # the handler's own request went unanswered
-                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(exc)), version)
+            if pending is None:
+                if self.dispatch is None:
+                    raise McpError(INTERNAL_ERROR, "no handlers")
+                pending = self.dispatch(event, scope)
+            result = await pending
         except asyncio.CancelledError:
             if scope.cancelled or self._closed:
                 if event.batch is not None:
                     await self._batch_skip(event.batch)
                 return None
             raise
+        except Exception as exc:
+            return self._settled(event, scope, None, exc)
+        return self._settled(event, scope, result, None)
+
+    def _settled(
+        self, event: ev.IncomingRequest, scope: RequestScope, result: Any, exc: Exception | None
+    ) -> tuple[bytes, int | None] | None:
+        """The answer to a request whose handler returned ``result`` or raised ``exc``:
+        its frame and HTTP status hint, or None when the peer cancelled the request."""
+        version = event.peer.version if event.peer is not None else None
+        status = None
+        try:
+            try:
+                if exc is not None:
+                    if isinstance(exc, UrlElicitationRequired):
+                        exc = scope.url_elicitation_required(exc)
+                    raise exc
+                frame = self.conn.result(event.id, result, event.spec.name, version)
+            except InputRequired:
+                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
+            except McpError as error:
+                frame = self.conn.error(event.id, error, version)
+                status = http_status(error.code) if version is not None else None
+            except RequestTimeout as timeout:  # the handler's own request went unanswered
+                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(timeout)), version)
         except Exception:  # the handler failed, or what it returned cannot be sent
             log.exception("handler for %s failed", event.spec.name)
             frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)

@@ -233,8 +233,11 @@ class StdioServerTransport(_LineReader):
         if self.writer is None:
             _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
             return
-        self.writer.write(data + b"\n")
-        await self.writer.drain()
+        writer = self.writer
+        pipe = writer.transport  # what StreamWriter.write writes to
+        pipe.write(data + b"\n")
+        if pipe.get_write_buffer_size():  # else the pipe took it all: nothing to wait for
+            await writer.drain()
 
     async def oversized(self, head: bytes, tail: bytes, length: int) -> None:
         await super().oversized(head, tail, length)

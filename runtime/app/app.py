@@ -28,7 +28,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ..core.errors import INVALID_PARAMS, McpError, resource_not_found
 from ..core.json_values import as_object
@@ -40,16 +40,18 @@ from ..server.bus import Bus
 from ..cluster.config import Shared
 from ..core.extensions import Extension, extension_row
 from ..aio.middleware import Middleware
-from . import prompts, resources, tools
-from .prompts import RegisteredPrompt
-from .resources import RegisteredResource, RegisteredTemplate, is_template
+from . import tools
 from .schemas import RegistrationError
 from ..core.roles import RoleTypes
 from ..aio.stdio import StdioServerTransport
 from ..server.server import Server
-from ..tasks.engine import Tasks
 from .tools import RegisteredTool
 from ..core.outgoing import CachePolicy
+
+if TYPE_CHECKING:  # imported by an app that has them (resources: RFC 6570 templates too)
+    from ..tasks.engine import Tasks
+    from .prompts import RegisteredPrompt
+    from .resources import RegisteredResource, RegisteredTemplate
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: Completes an argument: (value typed so far, the other arguments) -> candidates.
@@ -223,6 +225,8 @@ class App:
                     "this app's server was made without tasks: give App(tasks=Tasks()) or "
                     "register a task tool before serving"
                 )
+            from ..tasks.engine import Tasks
+
             self.tasks = self.shared.tasks() if self.shared is not None else Tasks()
         self._add(self.tools, tool.name, tool, "tools")
         self._scoped("tools", tool.name, scopes)
@@ -255,9 +259,11 @@ class App:
         return _decorate(fn, lambda f: self.add_prompt(f, **options))
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> RegisteredPrompt:
+        from . import prompts
+
         _known("prompt", fn, options, prompts.OPTIONS)
         scopes = _scopes(options)
-        prompt = RegisteredPrompt(fn, self.types, self.context_type, **options)
+        prompt = prompts.RegisteredPrompt(fn, self.types, self.context_type, **options)
         self._add(self.prompts, prompt.name, prompt, "prompts")
         self._scoped("prompts", prompt.name, scopes)
         return prompt
@@ -284,14 +290,18 @@ class App:
     def add_resource(
         self, uri: str, fn: Callable[..., Any], **options: Any
     ) -> RegisteredResource | RegisteredTemplate:
+        from . import resources
+
         _known(f"resource {uri!r}", None, options, resources.OPTIONS)
         scopes = _scopes(options)
-        if is_template(uri):
-            template = RegisteredTemplate(uri, fn, self.types, self.context_type, **options)
+        if resources.is_template(uri):
+            template = resources.RegisteredTemplate(
+                uri, fn, self.types, self.context_type, **options
+            )
             self._add(self.templates, uri, template, "resources")
             self._scoped("templates", uri, scopes)
             return template
-        resource = RegisteredResource(uri, fn, self.types, self.context_type, **options)
+        resource = resources.RegisteredResource(uri, fn, self.types, self.context_type, **options)
         self._add(self.resources, uri, resource, "resources")
         self._scoped("resources", uri, scopes)
         return resource

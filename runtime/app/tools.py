@@ -14,7 +14,7 @@ import inspect
 import logging
 import types as types_module
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -153,6 +153,7 @@ class RegisteredTool:
         self.immediate_ms = immediate_ms
         self.fn = fn
         self.blocking = blocking
+        self.is_async = inspect.iscoroutinefunction(fn)
         doc = parse(fn.__doc__)
         arguments_name = f"{_pascal(self.name)}Arguments"
         self.signature = Signature.of(fn, arguments_name, doc, context_type, what)
@@ -179,8 +180,26 @@ class RegisteredTool:
 
     # -- calling ------------------------------------------------------------------------
 
-    async def call(self, arguments: Any, ctx: Any) -> Any:
-        """The tool's result for ``arguments``, or a tool execution error."""
+    def call(self, arguments: Any, ctx: Any) -> Awaitable[Any]:
+        """The tool's result for ``arguments``, or a tool execution error, to await. A
+        plain function (neither async nor blocking) is called here and now, and what it
+        gave is awaited with nothing to wait for: a session runs such a call where it read
+        the request, without a task. Any other is called when awaited."""
+        if self.blocking or self.is_async:
+            return self._call(arguments, ctx)
+        try:
+            kwargs = self.signature.arguments(arguments, ctx)
+        except msgspec.ValidationError as exc:
+            return _given(self._invalid(str(exc), ctx))
+        try:
+            value = self.fn(**kwargs)
+        except Exception as exc:
+            return _given(self._failure(exc))
+        if awaitable(value):  # an async function under a sync decorator
+            return self._awaited(value)
+        return _given(self.result(value))
+
+    async def _call(self, arguments: Any, ctx: Any) -> Any:
         try:
             kwargs = self.signature.arguments(arguments, ctx)
         except msgspec.ValidationError as exc:
@@ -192,17 +211,29 @@ class RegisteredTool:
                 value = self.fn(**kwargs)
                 if awaitable(value):
                     value = await value
-        except ToolError as exc:
+        except Exception as exc:
+            return self._failure(exc)
+        return self.result(value)
+
+    async def _awaited(self, pending: Awaitable[Any]) -> Any:
+        try:
+            value = await pending
+        except Exception as exc:
+            return self._failure(exc)
+        return self.result(value)
+
+    def _failure(self, exc: Exception) -> Any:
+        """The result the tool's ``exc`` gives (a tool execution error); raised again when
+        it is the protocol's own answer. Called where it was caught."""
+        if isinstance(exc, ToolError):
             return self.error(str(exc))
-        except (McpError, InputRequired):  # the protocol's own answers, not the tool's
-            raise
-        except RequestTimeout as exc:  # it asked the client (elicit, sample, …): no answer
+        if isinstance(exc, (McpError, InputRequired)):  # not the tool's: the protocol's
+            raise exc
+        if isinstance(exc, RequestTimeout):  # it asked the client (elicit, sample, …)
             log.warning("tool %r: %s", self.name, exc)
             return self.error(f"Tool {self.name!r} gave up: {exc}")
-        except Exception:
-            log.exception("tool %r failed", self.name)
-            return self.error(f"Internal error in tool {self.name!r}")
-        return self.result(value)
+        log.exception("tool %r failed", self.name)
+        return self.error(f"Internal error in tool {self.name!r}")
 
     def _invalid(self, detail: str, ctx: Any) -> Any:
         message = f"Invalid arguments for tool {self.name!r}: {detail}"
@@ -264,6 +295,11 @@ class RegisteredTool:
             else:
                 blocks.append(item)
         return types.CallToolResult(content=blocks)
+
+
+async def _given(value: Any) -> Any:
+    """``value``, to await: a coroutine with nothing to wait for."""
+    return value
 
 
 def _kind_of(value: Any, types: Any) -> str:

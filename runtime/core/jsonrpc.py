@@ -8,7 +8,7 @@ request.
 from __future__ import annotations
 
 import re
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -247,30 +247,34 @@ def parse(
     return out, True
 
 
-def plain_request(data: bytes, max_depth: int = DEFAULT.max_depth) -> Request | None:
-    """``data`` as :func:`parse` reads it when it is one valid request (an object, ASCII,
-    nested no deeper than ``refusal`` lets pass without looking closer), in one decode;
-    None for anything else, which :func:`parse` reads (and refuses, when it must)."""
+class PlainRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """One request as :func:`plain_request` reads it: the envelope typed, nothing else in
+    it; ``params`` empty when absent."""
+
+    jsonrpc: Literal["2.0"]
+    id: Union[int, str]
+    method: str
+    params: msgspec.Raw = msgspec.Raw(b"")
+
+
+_plain = msgspec.json.Decoder(PlainRequest)
+
+
+def plain_request(data: bytes, max_depth: int = DEFAULT.max_depth) -> PlainRequest | None:
+    """``data`` when it is one valid request as :func:`parse` reads it (an object, ASCII,
+    nested no deeper than ``refusal`` lets pass without looking closer, holding the keys
+    of a request alone, ``params`` absent or structured), in one typed decode; None for
+    anything else, which :func:`parse` reads (and refuses, when it must)."""
     if data.count(b"{") + data.count(b"[") > max_depth or not data.isascii():
         return None
     try:
-        env = _envelope.decode(data)
-    except Exception:  # not JSON, not an object, a value out of range: parse() says which
+        request = _plain.decode(data)
+    except Exception:  # not a plain request: parse() says what it is
         return None
-    rid, method, params = env.id, env.method, env.params
-    if (
-        env.jsonrpc != "2.0"
-        or type(method) is not str
-        or (type(rid) is not int and type(rid) is not str)
-        or env.result is not UNSET
-        or env.error is not UNSET
-    ):
+    params = request.params
+    if params and memoryview(params)[0] not in _STRUCTURED:
         return None
-    if params is UNSET:
-        return Request(rid, method, None)
-    if memoryview(params)[0] not in _STRUCTURED:
-        return None
-    return Request(rid, method, params)
+    return request
 
 
 def _long_batch(count: str, limit: int) -> Invalid:

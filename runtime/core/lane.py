@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import ValidationError
+
 from . import jsonrpc
 from .binding import MethodSpec
 from .connection import Connection
@@ -30,14 +32,17 @@ _SPECIAL = frozenset({"ping", "initialize", "logging/setLevel"})
 class Lane:
     """The fast way in for one connection's requests (see the module docstring)."""
 
-    __slots__ = ("conn", "version", "routes")
+    __slots__ = ("conn", "version", "routes", "decode")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         #: The version the routes below were found in (a session's is set once).
         self.version: VersionInfo | None = None
-        #: Method → its row and the application's row, for methods routed before.
-        self.routes: dict[str, tuple[MethodSpec, MethodSpec]] = {}
+        #: Method → its row, the application's row, and the params type to decode with
+        #: when the peer speaks the application's version (None: ``Connection.incoming``).
+        self.routes: dict[str, tuple[MethodSpec, MethodSpec, Any]] = {}
+        #: The ``decode`` of the application's types (the binding's).
+        self.decode: Any = conn.local.binding.types.decode
 
     def request(self, frame: bytes, http: HttpHeaders | None = None) -> IncomingRequest | None:
         """The event of ``frame`` when it is a plain request the lane takes; else None."""
@@ -53,16 +58,22 @@ class Lane:
             route = self._route(version, m.method)
             if route is None:
                 return None
-        spec, local = route
+        spec, local, params_type = route
+        raw = m.params or None
         try:
-            params = conn.incoming(m.params, spec, local, version)
-        except McpError:  # the general path answers it
+            if params_type is not None and raw is not None:  # decode_params' common case
+                params = self.decode(raw, params_type)
+            else:
+                params = conn.incoming(raw, spec, local, version)
+        except (McpError, ValidationError):  # the general path answers it
             return None
         found = getattr(params, "meta", None)  # an open object is a dict
         meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
-        return IncomingRequest(m.id, local, params, meta, None, None, None, http, m.params)
+        return IncomingRequest(m.id, local, params, meta, None, None, None, http, raw)
 
-    def _route(self, version: VersionInfo, method: str) -> tuple[MethodSpec, MethodSpec] | None:
+    def _route(
+        self, version: VersionInfo, method: str
+    ) -> tuple[MethodSpec, MethodSpec, Any] | None:
         """The connection's route for ``method`` (None: the general path's, which answers
         the special methods and refuses unknown ones), remembered."""
         if method in _SPECIAL:
@@ -70,8 +81,9 @@ class Lane:
         if version is not self.version:
             self.version, self.routes = version, {}
         try:
-            route = self.conn.route(version, method)
+            spec, local = self.conn.route(version, method)
         except McpError:
             return None
-        self.routes[method] = route
+        same = version is self.conn.local and local.params is not None
+        route = self.routes[method] = (spec, local, local.params if same else None)
         return route

@@ -12,7 +12,6 @@ own tools when it needs their header annotations.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -68,6 +67,8 @@ def items(page: Any, method: str) -> list[Any]:
 
 async def pages(fetch: Fetch, method: str, params: Any, limits: Limits) -> AsyncIterator[Any]:
     """Each page of ``method``'s list, first to last, read as they are consumed."""
+    import hashlib  # on first use: most processes never page through a list
+
     seen: set[bytes] = set()  # digests: a hostile cursor may be long
     cursor: str | None = None
     for read in range(1, limits.max_pages + 1):

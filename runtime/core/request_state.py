@@ -2,7 +2,8 @@
 :class:`KeyRing` that signs it.
 
 Kept apart from the rest of the runtime: only servers that answer ``input_required`` need
-it (and its imports).
+it, and its digests (``hashlib``, ``hmac``, ``json``: half a MiB of a process's memory
+with OpenSSL's) are imported on first use.
 
 Keys rotate without refusing a state in flight: a ring has one ``current`` key, which
 signs, and ``accepted`` keys, which still verify. Each state names the key that signed it
@@ -18,9 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -40,6 +38,8 @@ MIN_KEY_BYTES = 16
 
 def key_id(key: bytes) -> str:
     """What names ``key`` in the states it signs (8 characters; reveals nothing of it)."""
+    import hashlib
+
     return _b64(hashlib.sha256(b"mcpgen requestState key id\0" + key).digest()[:6])
 
 
@@ -90,6 +90,8 @@ class KeyRing:
 
     def verifying(self, kid: str) -> bytes | None:
         """The key of the ring ``kid`` names (None: none of them)."""
+        import hmac
+
         for key in (self.current, *self.accepted):
             if hmac.compare_digest(key_id(key), kid):
                 return key
@@ -130,6 +132,10 @@ class StateSigner:
     ttl_seconds: float = 600.0
 
     def sign(self, method: str, digest: str, answers: Mapping[str, Any]) -> str:
+        import hashlib
+        import hmac
+        import json
+
         payload = json.dumps(
             {
                 "m": method,
@@ -147,6 +153,10 @@ class StateSigner:
     def verify(self, state: str, method: str, digest: str) -> dict[str, Any]:
         """The answers carried by ``state``; raises ``StateError`` on any tampering, and
         for a state signed with a key the ring no longer holds."""
+        import hashlib
+        import hmac
+        import json
+
         try:
             kid, payload_part, mac_part = state.split(".")
             payload, mac = _unb64(payload_part), _unb64(mac_part)
@@ -182,6 +192,8 @@ def _unb64(text: str) -> bytes:
 def params_digest(params: msgspec.Raw | None) -> str:
     """A digest of the params that identify a request, leaving out what changes between
     rounds (``_meta``, ``inputResponses``, ``requestState``)."""
+    import hashlib
+
     plain: Any = msgspec.json.decode(params or b"{}")
     obj = as_object(plain)
     if obj is not None:

@@ -6,7 +6,7 @@ import time
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
@@ -29,23 +29,27 @@ from ..core.outgoing import CachePolicy
 from ..core.tool_headers import LIST_TOOLS, ServerToolHeaders
 from ..core.pages import pages
 from ..core.json_values import as_object
-from ..tasks.legacy import LegacyTasks
-from ..tasks.legacy import CAPABILITY as LEGACY_TASKS
-from ..tasks.engine import SupportTable, Tasks, TaskTools
-from ..tasks.extension import EXTENSION as TASKS_EXTENSION
-from ..tasks.extension import ModernTasks
+
+if TYPE_CHECKING:  # the tasks machinery is imported by a server that runs tasks
+    from ..tasks.engine import Tasks, TaskTools
+    from ..tasks.extension import ModernTasks
+    from ..tasks.legacy import LegacyTasks
 
 CALL_TOOL = "tools/call"
 
 
 def task_tools_of(given: TaskTools | Mapping[str, str] | None) -> TaskTools:
     """``Server(task_tools=...)`` as a :class:`TaskTools` (a table, or none at all)."""
+    from ..tasks.engine import SupportTable
+
     if given is None or isinstance(given, Mapping):
         return SupportTable(given or {})
     return given
 
 
 def legacy_task_capability() -> dict[str, Any]:
+    from ..tasks.legacy import CAPABILITY as LEGACY_TASKS
+
     return msgspec.json.decode(msgspec.json.encode(LEGACY_TASKS))  # a copy of its own
 
 
@@ -144,6 +148,8 @@ class Server:
         handlers_type: type[Any] = handlers.__class__
         binding: Binding = handlers_type.__binding__
         if tasks is not None:  # 2026-07-28 on, tasks are an extension
+            from ..tasks.extension import EXTENSION as TASKS_EXTENSION
+
             extensions = (*extensions, TASKS_EXTENSION)
         self.versions = Versions.around(binding, versions, tuple(extensions))
         self.local = self.versions.local
@@ -169,8 +175,10 @@ class Server:
         self.modern_tasks: ModernTasks | None = None
         if tasks is not None:
             tools = task_tools_of(task_tools)
-            self.legacy_tasks = LegacyTasks(tasks, tools.task_support)
-            self.modern_tasks = ModernTasks(tasks, tools, self.announce)
+            from ..tasks import extension as tasks_extension, legacy as tasks_legacy
+
+            self.legacy_tasks = tasks_legacy.LegacyTasks(tasks, tools.task_support)
+            self.modern_tasks = tasks_extension.ModernTasks(tasks, tools, self.announce)
             caps.setdefault("tasks", legacy_task_capability())
         self.capabilities = declare(caps, self.versions.extensions)
         #: Handler name → bound method, for every method the handlers implement.
@@ -187,6 +195,10 @@ class Server:
             served = {**self.legacy_tasks.handlers(), **self.modern_tasks.handlers()}
             for handler_name, task_handler in served.items():
                 self.implemented.setdefault(handler_name, task_handler)
+        #: Methods whose dispatch does more than call their handler (see :meth:`dispatch`).
+        self._noted = frozenset(
+            {LIST_TOOLS, *SUBSCRIBING, *([CALL_TOOL] if self.legacy_tasks is not None else [])}
+        )
         self.sessions: set[Session] = set()
         #: Told of every change announced (HTTP apps: their sessions and listen streams).
         self._subscribers: list[Publish] = []
@@ -241,16 +253,27 @@ class Server:
         """The request's answer, to await. Most requests need nothing done around their
         handler: theirs is the handler's own awaitable, with no coroutine of this
         method's in between."""
-        handler = self.implemented.get(event.spec.handler)
+        spec = event.spec
+        handler = self.implemented.get(spec.handler)
         if handler is None:
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {event.spec.name}")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {spec.name}")
+        if spec.name in self._noted or self.middleware.items:
+            return self._dispatch_noted(event, scope, handler)
+        # run_handler's body, inline: the path of every request
+        context_class = self.context_class
+        return handler(event.params, context_class(scope) if context_class is not None else scope)
+
+    def _dispatch_noted(
+        self, event: c.IncomingRequest, scope: RequestScope, handler: Callable[..., Any]
+    ) -> Awaitable[Any]:
+        """:meth:`dispatch` of a request with something done around its handler (a task,
+        middleware, what the server notes of its answer)."""
         name = event.spec.name
         if self.legacy_tasks is not None and name == CALL_TOOL:
             era = self.legacy_tasks if event.peer is None else self.modern_tasks
             as_task = era.call(event, scope, self.run_handler) if era is not None else None
             if as_task is not None:
                 return as_task
-        # run_handler's body, inline: the path of every request
         ctx = self.context_class(scope) if self.context_class is not None else scope
         if self.middleware.items:
             return self.middleware.run(Call(event, scope, ctx))

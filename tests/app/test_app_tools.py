@@ -459,3 +459,55 @@ def test_a_call_without_arguments_is_a_call_with_none(mode: str) -> None:
             assert result["content"][0]["text"] == "{}"
 
     run(scenario())
+
+
+# -- plain functions are called at once ------------------------------------------------------
+
+immediate = App("immediate", binding=stubs)
+
+
+@immediate.tool
+def plain_tool(text: str) -> str:
+    return text
+
+
+@immediate.tool
+async def async_tool(text: str) -> str:
+    await asyncio.sleep(0)
+    return text
+
+
+async def _later(text: str) -> str:
+    await asyncio.sleep(0)
+    return f"later {text}"
+
+
+@immediate.tool
+def returns_awaitable(text: str) -> str:  # an async function under a sync decorator
+    return _later(text)  # type: ignore[return-value]
+
+
+@immediate.tool
+def fails(text: str) -> str:
+    raise ToolError(f"no {text}")
+
+
+def test_a_plain_tool_is_called_at_once_and_its_answer_needs_no_waiting() -> None:
+    from mcpgen.runtime.aio.at_once import never_waits
+
+    ctx: Any = None
+    plain_call = immediate.tools["plain_tool"].call({"text": "a"}, ctx)
+    async_call = immediate.tools["async_tool"].call({"text": "a"}, ctx)
+    assert never_waits(plain_call) and not never_waits(async_call)
+    for pending in (plain_call, async_call):
+        pending.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_plain_async_and_awaitable_returning_tools_all_answer(mode: str) -> None:
+    assert called(immediate, "plain_tool", {"text": "a"}, mode)["content"][0]["text"] == "a"
+    assert called(immediate, "async_tool", {"text": "b"}, mode)["content"][0]["text"] == "b"
+    later = called(immediate, "returns_awaitable", {"text": "c"}, mode)
+    assert later["content"][0]["text"] == "later c"
+    failed = called(immediate, "fails", {"text": "d"}, mode)
+    assert failed["isError"] is True and failed["content"][0]["text"] == "no d"
