@@ -17,8 +17,9 @@ import sys
 from collections.abc import Awaitable, Coroutine, Generator
 from opcode import opmap
 from types import CodeType, CoroutineType
-from typing import Any, TypeGuard
+from typing import Any, Generic, TypeGuard, TypeVar
 
+T = TypeVar("T")
 #: The instructions a coroutine's frame suspends at (``YIELD_FROM``: Python 3.10's await).
 _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if name in opmap)
 #: Code object → whether its coroutine can suspend (see :func:`never_waits`).
@@ -48,31 +49,41 @@ async def failed(exc: BaseException) -> Any:
 NOTHING: tuple[bytes, int | None] = (b"", None)
 
 
-class Resumed:
-    """A coroutine whose first step was taken (and gave ``first``), to await to its end
-    elsewhere: what it waits for, and what it is sent or thrown, pass through."""
-
-    __slots__ = ("coro", "first")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], first: Any) -> None:
-        self.coro = coro
-        self.first = first
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, waiting = self.coro, self.first
-        while True:
+def carry_on(
+    waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any
+) -> Generator[Any, Any, T]:
+    """What ``yield from`` does with an awaitable's iterator that has already yielded
+    ``step``: hand each step to the task, and what the task sends or throws back in."""
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            waiting.close()
+            raise
+        except BaseException as exc:  # a cancellation (or any error) thrown at the task
             try:
-                sent = yield waiting
-            except BaseException as exc:  # cancellation included: the coroutine decides
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    waiting = coro.send(sent)
-                except StopIteration as done:
-                    return done.value
+                step = waiting.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                step = waiting.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+class Resumed(Generic[T]):
+    """An awaitable whose iterator was started by hand and suspended at ``step``: awaiting
+    it goes on from there."""
+
+    __slots__ = ("waiting", "step")
+
+    def __init__(self, waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any) -> None:
+        self.waiting = waiting
+        self.step = step
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        return carry_on(self.waiting, self.step)
 
 
 if sys.version_info >= (3, 12):

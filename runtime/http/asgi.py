@@ -8,6 +8,7 @@ from types import CoroutineType
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator, MutableMapping
 from typing import Any, Generic, TypeVar, cast
 
+from ..aio.at_once import Resumed, carry_on
 from ..core import jsonrpc
 from ..core.errors import INVALID_REQUEST, McpgenError
 from ..core.jsonrpc import RequestId
@@ -124,43 +125,6 @@ async def _read_rest(
     return b""
 
 
-def _carry_on(
-    waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any
-) -> Generator[Any, Any, T]:
-    """What ``yield from`` does with an awaitable's iterator that has already yielded
-    ``step``: hand each step to the task, and what the task sends or throws back in."""
-    while True:
-        try:
-            sent = yield step
-        except GeneratorExit:
-            waiting.close()
-            raise
-        except BaseException as exc:  # a cancellation (or any error) thrown at the task
-            try:
-                step = waiting.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                step = waiting.send(sent)
-            except StopIteration as done:
-                return done.value
-
-
-class Resumed(Generic[T]):
-    """An awaitable whose iterator was started by hand and suspended at ``step``: awaiting
-    it goes on from there."""
-
-    __slots__ = ("waiting", "step")
-
-    def __init__(self, waiting: Generator[Any, Any, T] | Coroutine[Any, Any, T], step: Any) -> None:
-        self.waiting = waiting
-        self.step = step
-
-    def __await__(self) -> Generator[Any, Any, T]:
-        return _carry_on(self.waiting, self.step)
-
-
 class Iterating(Generic[T]):
     """An awaitable of an awaitable's iterator that is no generator (it has no ``send``):
     awaiting it iterates it, which is all such an iterator allows."""
@@ -192,7 +156,7 @@ class OnSuspend(Generic[T]):
         except StopIteration as done:
             return done.value
         self.hook()
-        return (yield from _carry_on(coro, step))
+        return (yield from carry_on(coro, step))
 
 
 async def sse_comment(send: Send) -> None:
