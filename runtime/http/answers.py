@@ -118,6 +118,13 @@ class Answers:
             for request_id in expected:
                 router.by_request.pop(request_id, None)
 
+    async def write(
+        self, stream: Stream, send: Send, receive: Receive, legacy: LegacySession
+    ) -> None:
+        """Write what a legacy POST's ``stream`` gets, as :meth:`exchange` does once its
+        body is fed (JSON or SSE; the stream settled for resumption)."""
+        await self._write(stream, send, receive, legacy, None, [])
+
     async def _accepted_or_refused(
         self, stream: Stream, send: Send, extra: dict[str, str] | None
     ) -> None:

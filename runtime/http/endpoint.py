@@ -418,7 +418,15 @@ class McpHttpApp:
             return
         session_id = text(headers, b"mcp-session-id")
         version = text(headers, b"mcp-protocol-version")
-        if session_id is None and version is not None and version not in self.legacy:
+        if session_id is not None:
+            auth = self.auth
+            if principal is None or auth is None or not auth.policy.varies:
+                legacy = self.legacy_sessions
+                if await legacy.post_one(
+                    session_id, headers, body, version, receive, send, principal
+                ):
+                    return
+        elif version is not None and version not in self.legacy:
             http = mcp_headers(headers, version, principal)
             event = self.direct.read(body, http)
             if event is not None:

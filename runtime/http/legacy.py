@@ -269,6 +269,47 @@ class LegacyEndpoint:
             except SessionStoreUnavailable as exc:  # answered already: the change waits
                 log.warning("session %s: its change is not kept yet: %s", session_id, exc)
 
+    async def post_one(
+        self,
+        session_id: str,
+        headers: Headers,
+        body: bytes,
+        stated: str | None,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None = None,
+    ) -> bool:
+        """A POST of a session that carries one plain request, served as a stateless one
+        is: read by the session's lane (``runtime.core.lane``), its handler run in this
+        task when it cannot suspend (``Session.act``), its answer written as JSON with no
+        stream reader. False, with nothing sent, when the general way (:meth:`post`) must
+        serve it: any other body, a session of several processes, or anything
+        :meth:`post` would refuse."""
+        if self.shared is not None:
+            return False
+        legacy = _owned(self.sessions.get(session_id), principal)
+        if legacy is None or (stated is not None and stated not in self.server.versions):
+            return False
+        session, router = legacy.session, legacy.router
+        event = session.lane.request(body, mcp_headers(headers, stated, principal))
+        if event is None or event.id in router.by_request:
+            return False
+        stream = legacy.new_stream((event.id,))
+        router.by_request[event.id] = stream
+        legacy.posts += 1
+        try:
+            await session.act(event)
+            frames = stream.frames
+            if stream.done and len(frames) == 1:
+                _, data, _, status = frames.popleft()  # the answer, and nothing before it
+                legacy.finish(stream, False)
+                await respond(send, status or 200, data)
+            else:
+                await self.answers.write(stream, send, receive, legacy)
+        finally:
+            legacy.posts -= 1
+        return True
+
     async def initialize(
         self,
         parsed: jsonrpc.Parsed,
