@@ -147,6 +147,9 @@ class Connection:
         self._init_id: RequestId | None = None
         #: (version, method) → its row and the application's, for methods answered before.
         self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
+        #: The session's ``_meta`` typed per params type (``_typed_meta``), and what it
+        #: was typed from (the version, the client's capabilities and info).
+        self._metas_of: tuple[Any, dict[Any, Any]] = (None, {})
         #: The modern era's requests (a server's stateless ones).
         self._signer: Any = None
 
@@ -291,12 +294,40 @@ class Connection:
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
-        session = (
-            (lambda: session_meta(version, self.peer_capabilities, self.peer_info))
-            if converts_session
-            else None
-        )
-        return p.incoming_params(raw, spec, version, local, self.local, session)
+        if not converts_session:
+            return p.incoming_params(raw, spec, version, local, self.local)
+        session = lambda: session_meta(version, self.peer_capabilities, self.peer_info)
+        return p.incoming_params(raw, spec, version, local, self.local, session, self._typed_meta)
+
+    def _typed_meta(self, params_type: Any) -> Any:
+        """What the session settled as the ``_meta`` of ``params_type`` (a copy for one
+        request; None when the type has no ``_meta`` field): typed once per session and
+        type, the same for every request that sends no ``_meta`` of its own."""
+        version, caps, info = self.version, self.peer_capabilities, self.peer_info
+        if version is None:
+            return None
+        key = (version, id(caps), id(info))
+        if self._metas_of[0] != key:
+            self._metas_of = (key, {})
+        typed = self._metas_of[1]
+        found = typed.get(params_type, UNSET)
+        if found is UNSET:
+            meta = next(
+                (f for f in msgspec.structs.fields(params_type) if f.encode_name == "_meta"), None
+            )
+            found = None
+            if meta is not None and meta.name == "meta":
+                plain = session_meta(version, caps, info)
+                found = self.local.binding.types.convert(plain, meta.type)
+            typed[params_type] = found
+        if found is None:
+            return None
+        if isinstance(found, dict):  # an open object: a copy of its top level
+            cls: Any = found.__class__  # pyright: ignore[reportUnknownMemberType]
+            meta = cls.__new__(cls)
+            dict.update(meta, found)  # pyright: ignore[reportUnknownArgumentType]
+            return meta
+        return msgspec.structs.replace(found) if isinstance(found, msgspec.Struct) else found
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:

@@ -62,10 +62,14 @@ def incoming_params(
     local: MethodSpec,
     local_version: VersionInfo,
     session_meta: Callable[[], dict[str, Any]] | None = None,
+    typed_meta: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Params of ``spec`` (``version``, the peer's) as the application's ``local`` row
     (``local_version``) types them; ``session_meta`` gives what a legacy session knows in
-    the shape of modern ``_meta``, for an application typed against a modern version."""
+    the shape of modern ``_meta``, for an application typed against a modern version.
+    ``typed_meta``: that ``_meta`` already typed for a params type (a copy of its own for
+    each request; None: the type has no ``_meta`` of its own), put in params that came
+    with no ``_meta``, in place of converting it anew for every request."""
     if version is local_version or spec.params is None or local.params is None:
         return decode_params(raw, local, local_version)
     try:
@@ -81,6 +85,13 @@ def incoming_params(
         raise
     obj = as_object(plain)
     if session_meta is not None and obj is not None:
+        meta = typed_meta(local.params) if typed_meta is not None and "_meta" not in obj else None
+        if meta is not None:
+            try:
+                value = local_version.binding.types.convert(plain, local.params)
+            except msgspec.ValidationError as exc:
+                raise validation_error(exc, "params") from None
+            return msgspec.structs.replace(value, meta=meta)
         obj["_meta"] = {**session_meta(), **(as_object(obj.get("_meta")) or {})}
     try:
         return local_version.binding.types.convert(plain, local.params)
