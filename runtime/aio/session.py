@@ -357,6 +357,29 @@ class Session:
         except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
             log.debug("send failed: %s", exc)
 
+    def answer_here(
+        self, event: ev.IncomingRequest, waiting: Callable[[], None]
+    ) -> tuple[bytes, int | None] | bool:
+        """:meth:`_begin` for a transport that writes an answer given at once itself: that
+        answer (``NOTHING``: the handler cancelled itself); True when the handler runs in a
+        task, its frames sent as any (``waiting`` called first, to say where they go);
+        False, nothing run, when it must go :meth:`act`'s way (in flight, full, a batch)."""
+        handlers = self._handlers
+        if self._closed or event.batch is not None or event.id in handlers:
+            return False
+        if len(handlers) >= self.conn.limits.max_in_flight:
+            return False
+        scope = RequestScope(self, event)
+        context = copy_context()
+        answering = context.run(self._answering, event, scope)
+        if isinstance(answering, tuple):
+            return answering
+        waiting()
+        task = start(self._serve(event, scope, answering), context)
+        if not task.done():  # an eagerly started handler may have finished already
+            handlers[event.id] = (task, scope)
+        return True
+
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
         would leave the peer unable to tell them apart."""

@@ -312,21 +312,24 @@ class Connection:
         typed = self._metas_of[1]
         found = typed.get(params_type, UNSET)
         if found is UNSET:
-            meta = next(
-                (f for f in msgspec.structs.fields(params_type) if f.encode_name == "_meta"), None
-            )
             found = None
-            if meta is not None and meta.name == "meta":
+            fields = _struct_fields(params_type)
+            field = next((f for f in fields if f.encode_name == "_meta"), None)
+            if field is not None and field.name == "meta":
                 plain = session_meta(version, caps, info)
-                found = self.local.binding.types.convert(plain, meta.type)
+                try:
+                    found = self.local.binding.types.convert(plain, field.type)
+                except msgspec.ValidationError:  # converted with the params, it says why
+                    found = None
             typed[params_type] = found
         if found is None:
             return None
         if isinstance(found, dict):  # an open object: a copy of its top level
-            cls: Any = found.__class__  # pyright: ignore[reportUnknownMemberType]
-            meta = cls.__new__(cls)
-            dict.update(meta, found)  # pyright: ignore[reportUnknownArgumentType]
-            return meta
+            opened: dict[str, Any] = found  # pyright: ignore[reportUnknownVariableType]
+            kind: Any = opened.__class__
+            copy: dict[str, Any] = kind.__new__(kind)
+            dict[str, Any].update(copy, opened)  # (the dict's own: no hook of the type's)
+            return copy
         return msgspec.structs.replace(found) if isinstance(found, msgspec.Struct) else found
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
@@ -784,3 +787,10 @@ class Connection:
         return honoured, jsonrpc.encode_notification(
             "notifications/subscriptions/acknowledged", params
         )
+
+
+def _struct_fields(tp: Any) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """The fields of ``tp`` when it is a struct type (none otherwise)."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return msgspec.structs.fields(tp)
+    return ()

@@ -23,6 +23,7 @@ from .asgi import start_sse, text
 from ..core.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .answers import Answers, polls
 from .streams import ClientWatch, Router, Stream, event_number, relay
+from ..aio.at_once import NOTHING
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
 from .shared_sessions import TAG, SessionRecord, SessionStoreUnavailable, SharedSessions
@@ -281,8 +282,8 @@ class LegacyEndpoint:
     ) -> bool:
         """A POST of a session that carries one plain request, served as a stateless one
         is: read by the session's lane (``runtime.core.lane``), its handler run in this
-        task when it cannot suspend (``Session.act``), its answer written as JSON with no
-        stream reader. False, with nothing sent, when the general way (:meth:`post`) must
+        task when it cannot suspend (``Session.answer_here``), its answer written as JSON
+        with no stream; a handler that may suspend runs in a task of its own, as before. False, with nothing sent, when the general way (:meth:`post`) must
         serve it: any other body, a session of several processes, or anything
         :meth:`post` would refuse."""
         if self.shared is not None:
@@ -294,18 +295,26 @@ class LegacyEndpoint:
         event = session.lane.request(body, mcp_headers(headers, stated, principal))
         if event is None or event.id in router.by_request:
             return False
-        stream = legacy.new_stream((event.id,))
-        router.by_request[event.id] = stream
+        request_id = event.id
+        stream: Stream | None = None
+
+        def waiting() -> None:  # the handler's frames go to this POST's stream
+            nonlocal stream
+            stream = legacy.new_stream((request_id,))
+            router.by_request[request_id] = stream
+
         legacy.posts += 1
         try:
-            await session.act(event)
-            frames = stream.frames
-            if stream.done and len(frames) == 1:
-                _, data, _, status = frames.popleft()  # the answer, and nothing before it
-                legacy.finish(stream, False)
-                await respond(send, status or 200, data)
-            else:
-                await self.answers.write(stream, send, receive, legacy)
+            answer = session.answer_here(event, waiting)
+            if type(answer) is tuple and answer is not NOTHING:
+                await respond(send, answer[1] or 200, answer[0])  # (nothing came before it)
+                return True
+            if stream is None:  # the general way's, or no answer (the handler cancelled)
+                waiting()
+                if answer is False:
+                    await session.act(event)
+            assert stream is not None
+            await self.answers.write(stream, send, receive, legacy)
         finally:
             legacy.posts -= 1
         return True
