@@ -62,7 +62,7 @@ from .handshake import (
 )
 from . import params as p
 from .params import decode_params  # the hot path's, by name
-from .outgoing import CachePolicy, Wire
+from .outgoing import CachePolicy, Wire, reads_alike
 from .binding import MethodSpec
 from .json_values import as_object
 from .request_state import KeyRing, StateSigner
@@ -150,6 +150,8 @@ class Connection:
         #: The session's ``_meta`` typed per params type (``_typed_meta``), and what it
         #: was typed from (the version, the client's capabilities and info).
         self._metas_of: tuple[Any, dict[Any, Any]] = (None, {})
+        #: (peer's params type, application's) → whether the one reads as the other.
+        self._alike: dict[tuple[Any, Any], bool] = {}
         #: The modern era's requests (a server's stateless ones).
         self._signer: Any = None
 
@@ -296,8 +298,35 @@ class Connection:
         )
         if not converts_session:
             return p.incoming_params(raw, spec, version, local, self.local)
+        if raw is not None and self._reads_alike(spec.params, local.params):
+            read = self._read_alike(raw, local)
+            if read is not None:
+                return read
         session = lambda: session_meta(version, self.peer_capabilities, self.peer_info)
         return p.incoming_params(raw, spec, version, local, self.local, session, self._typed_meta)
+
+    def _read_alike(self, raw: msgspec.Raw, local: MethodSpec) -> Any:
+        """Params read as the application's type directly, the session's ``_meta`` in
+        them; None when they must be read the general way (they fail to decode so, or
+        have a ``_meta`` of their own to merge)."""
+        try:
+            value: Any = decode_params(raw, local, self.local)
+        except McpError:  # the general way says why, in the peer's version's words
+            return None
+        if getattr(value, "meta", None) is not UNSET:
+            return None
+        meta = self._typed_meta(local.params)
+        return None if meta is None else msgspec.structs.replace(value, meta=meta)
+
+    def _reads_alike(self, peer_type: Any, local_type: Any) -> bool:
+        """Whether params of the peer's ``peer_type`` are read as the application's
+        ``local_type`` directly, both types agreeing on every field but ``_meta``
+        (remembered per pair)."""
+        key = (peer_type, local_type)
+        alike = self._alike.get(key)
+        if alike is None:
+            alike = self._alike[key] = reads_alike(peer_type, local_type, "_meta")
+        return alike
 
     def _typed_meta(self, params_type: Any) -> Any:
         """What the session settled as the ``_meta`` of ``params_type`` (a copy for one

@@ -117,7 +117,7 @@ def direct_plan(source: type, target: Any) -> Direct | None:
         kept.append(f.encode_name)
         same = (f.required, f.default) == (other.required, other.default)
         try:
-            same = same and _same_type(f.type, other.type, set())
+            same = same and same_type(f.type, other.type, set())
         except RecursionError:
             same = False
         if not same:
@@ -149,7 +149,7 @@ def _alike_items(a: mi.Type, b: mi.Type) -> frozenset[type] | None:
     for member in _members(a.item_type) or ():
         other = by_tag.get((member.tag_field, member.tag))
         try:
-            if other is not None and _same_type(member, other, set()):
+            if other is not None and same_type(member, other, set()):
                 alike.add(member.cls)
         except RecursionError:
             pass
@@ -164,7 +164,7 @@ def _members(t: mi.Type) -> list[mi.StructType] | None:
     return [m for m in members if isinstance(m, mi.StructType)]
 
 
-def _same_type(a: mi.Type, b: mi.Type, seen: set[tuple[int, int]]) -> bool:
+def same_type(a: mi.Type, b: mi.Type, seen: set[tuple[int, int]]) -> bool:
     """Whether values of ``a`` encode as values of ``b`` of the same JSON (two versions'
     types of one shape: the same fields, in the same order, of the same types)."""
     if isinstance(a, mi.StructType) and isinstance(b, mi.StructType):
@@ -178,24 +178,24 @@ def _same_type(a: mi.Type, b: mi.Type, seen: set[tuple[int, int]]) -> bool:
         return all(
             (x.encode_name, x.name, x.required, x.default)
             == (y.encode_name, y.name, y.required, y.default)
-            and _same_type(x.type, y.type, seen)
+            and same_type(x.type, y.type, seen)
             for x, y in zip(a.fields, b.fields)
         )
     if type(a) is not type(b):
         return False
     if isinstance(a, mi.UnionType) and isinstance(b, mi.UnionType):
         return len(a.types) == len(b.types) and all(
-            _same_type(x, y, seen) for x, y in zip(a.types, b.types)
+            same_type(x, y, seen) for x, y in zip(a.types, b.types)
         )
     if isinstance(a, _ARRAYS) and isinstance(b, _ARRAYS):
-        return (a.min_length, a.max_length) == (b.min_length, b.max_length) and _same_type(
+        return (a.min_length, a.max_length) == (b.min_length, b.max_length) and same_type(
             a.item_type, b.item_type, seen
         )
     if isinstance(a, mi.DictType) and isinstance(b, mi.DictType):
         return (
             (a.min_length, a.max_length) == (b.min_length, b.max_length)
-            and _same_type(a.key_type, b.key_type, seen)
-            and _same_type(a.value_type, b.value_type, seen)
+            and same_type(a.key_type, b.key_type, seen)
+            and same_type(a.value_type, b.value_type, seen)
         )
     if isinstance(a, (mi.CustomType, mi.StructType, mi.TypedDictType, mi.DataclassType)):
         return getattr(a, "cls", None) is getattr(b, "cls", None)
@@ -211,6 +211,33 @@ def _shape(t: mi.StructType) -> tuple[Any, ...]:
     """What of a struct type's own settings shapes its JSON, beside its fields."""
     config = getattr(t.cls, "__struct_config__", None)
     return (t.tag_field, t.tag, t.array_like, getattr(config, "omit_defaults", None))
+
+
+def reads_alike(source: Any, target: Any, but: str) -> bool:
+    """Whether every value of struct type ``source`` (its field ``but`` aside) decodes as
+    ``target`` to the same value, or fails to: each field of the one is a field of the
+    other, of the same type (or one the other refuses, as unknown), and the other
+    requires no field of its own. Then a value of ``source``'s JSON is read as
+    ``target`` directly, and only one that fails is read the general way."""
+    try:
+        s, t = mi.type_info(source), mi.type_info(target)
+        if not isinstance(s, mi.StructType) or not isinstance(t, mi.StructType):
+            return False
+        theirs = {f.encode_name: f for f in t.fields}
+        ours = {f.encode_name for f in s.fields}
+        if any(f.required and f.encode_name not in ours for f in t.fields):
+            return False
+        for f in s.fields:
+            other = theirs.get(f.encode_name)
+            if f.encode_name == but or (other is None and t.forbid_unknown_fields):
+                continue  # (one the target lacks fails its decode: read the general way)
+            if other is None or (f.required, f.default) != (other.required, other.default):
+                return False
+            if not same_type(f.type, other.type, set()):
+                return False
+        return True
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 # -- expressing what a version cannot ----------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import server as s25
@@ -212,3 +213,36 @@ def test_a_result_sent_as_it_is_by_its_types_plan_is_the_one_converting_it_gives
     converted = conn.wire.reshape(result, spec.result, conn.version, method)
     expected = conn.result(1, conn.wire.fill(converted, method))
     assert conn.result(1, result, method) == expected
+
+
+PARAMS_READ_DIRECTLY = [
+    {"name": "a", "arguments": {"x": [1, {"y": None}]}},
+    {"name": "a"},
+    {"name": "a", "arguments": {}, "_meta": {"progressToken": 7}},
+    {"name": "a", "task": {"ttl": 1000}},
+    {"name": "a", "requestState": "s"},
+]
+
+
+@pytest.mark.parametrize("params", PARAMS_READ_DIRECTLY)
+def test_a_legacy_sessions_params_read_directly_are_those_converting_them_gives(
+    params: dict[str, Any],
+) -> None:
+    """Params whose type agrees with the application's (``_meta`` aside) are read as the
+    application's type at once: the same value as reading them at the session's version
+    and converting them gives, the session's ``_meta`` in it."""
+    from mcpgen.runtime.core import params as p
+    from mcpgen.runtime.core.capabilities import session_meta
+
+    conn = server()
+    handshake(conn, "2025-11-25")
+    version = conn.version
+    assert version is not None
+    spec, local = conn.route(version, "tools/call")
+    raw = msgspec.Raw(json.dumps(params).encode())
+
+    def settled() -> dict[str, Any]:
+        return session_meta(version, conn.peer_capabilities, conn.peer_info)
+
+    converted = p.incoming_params(raw, spec, version, local, conn.local, settled)
+    assert conn.incoming(raw, spec, local, version) == converted
