@@ -62,7 +62,7 @@ from .handshake import (
 )
 from . import params as p
 from .params import decode_params  # the hot path's, by name
-from .outgoing import CachePolicy, Wire, reads_alike
+from .outgoing import CachePolicy, Wire
 from .binding import MethodSpec
 from .json_values import as_object
 from .request_state import KeyRing, StateSigner
@@ -147,11 +147,8 @@ class Connection:
         self._init_id: RequestId | None = None
         #: (version, method) → its row and the application's, for methods answered before.
         self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
-        #: The session's ``_meta`` typed per params type (``_typed_meta``), and what it
-        #: was typed from (the version, the client's capabilities and info).
-        self._metas_of: tuple[Any, dict[Any, Any]] = (None, {})
-        #: (peer's params type, application's) → whether the one reads as the other.
-        self._alike: dict[tuple[Any, Any], bool] = {}
+        #: A legacy session's params read as the application's (``params.Settled``).
+        self._settled = p.Settled(local)
         #: The modern era's requests (a server's stateless ones).
         self._signer: Any = None
 
@@ -298,68 +295,18 @@ class Connection:
         )
         if not converts_session:
             return p.incoming_params(raw, spec, version, local, self.local)
-        if raw is not None and self._reads_alike(spec.params, local.params):
-            read = self._read_alike(raw, local)
+        settled = self._settled
+        caps, info = self.peer_capabilities, self.peer_info
+        if raw is not None and settled.reads_alike(spec.params, local.params):
+            read = settled.read(raw, local, version, caps, info)
             if read is not None:
                 return read
-        session = lambda: session_meta(version, self.peer_capabilities, self.peer_info)
-        return p.incoming_params(raw, spec, version, local, self.local, session, self._typed_meta)
+        session = lambda: session_meta(version, caps, info)
 
-    def _read_alike(self, raw: msgspec.Raw, local: MethodSpec) -> Any:
-        """Params read as the application's type directly, the session's ``_meta`` in
-        them; None when they must be read the general way (they fail to decode so, or
-        have a ``_meta`` of their own to merge)."""
-        try:
-            value: Any = decode_params(raw, local, self.local)
-        except McpError:  # the general way says why, in the peer's version's words
-            return None
-        if getattr(value, "meta", None) is not UNSET:
-            return None
-        meta = self._typed_meta(local.params)
-        return None if meta is None else msgspec.structs.replace(value, meta=meta)
+        def typed(params_type: Any) -> Any:
+            return settled.meta(params_type, version, caps, info)
 
-    def _reads_alike(self, peer_type: Any, local_type: Any) -> bool:
-        """Whether params of the peer's ``peer_type`` are read as the application's
-        ``local_type`` directly, both types agreeing on every field but ``_meta``
-        (remembered per pair)."""
-        key = (peer_type, local_type)
-        alike = self._alike.get(key)
-        if alike is None:
-            alike = self._alike[key] = reads_alike(peer_type, local_type, "_meta")
-        return alike
-
-    def _typed_meta(self, params_type: Any) -> Any:
-        """What the session settled as the ``_meta`` of ``params_type`` (a copy for one
-        request; None when the type has no ``_meta`` field): typed once per session and
-        type, the same for every request that sends no ``_meta`` of its own."""
-        version, caps, info = self.version, self.peer_capabilities, self.peer_info
-        if version is None:
-            return None
-        key = (version, id(caps), id(info))
-        if self._metas_of[0] != key:
-            self._metas_of = (key, {})
-        typed = self._metas_of[1]
-        found = typed.get(params_type, UNSET)
-        if found is UNSET:
-            found = None
-            fields = _struct_fields(params_type)
-            field = next((f for f in fields if f.encode_name == "_meta"), None)
-            if field is not None and field.name == "meta":
-                plain = session_meta(version, caps, info)
-                try:
-                    found = self.local.binding.types.convert(plain, field.type)
-                except msgspec.ValidationError:  # converted with the params, it says why
-                    found = None
-            typed[params_type] = found
-        if found is None:
-            return None
-        if isinstance(found, dict):  # an open object: a copy of its top level
-            opened: dict[str, Any] = found  # pyright: ignore[reportUnknownVariableType]
-            kind: Any = opened.__class__
-            copy: dict[str, Any] = kind.__new__(kind)
-            dict[str, Any].update(copy, opened)  # (the dict's own: no hook of the type's)
-            return copy
-        return msgspec.structs.replace(found) if isinstance(found, msgspec.Struct) else found
+        return p.incoming_params(raw, spec, version, local, self.local, session, typed)
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:
@@ -816,10 +763,3 @@ class Connection:
         return honoured, jsonrpc.encode_notification(
             "notifications/subscriptions/acknowledged", params
         )
-
-
-def _struct_fields(tp: Any) -> tuple[msgspec.structs.FieldInfo, ...]:
-    """The fields of ``tp`` when it is a struct type (none otherwise)."""
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        return msgspec.structs.fields(tp)
-    return ()
