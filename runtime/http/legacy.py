@@ -292,7 +292,7 @@ class LegacyEndpoint:
         if legacy is None or (stated is not None and stated not in self.server.versions):
             return False
         session, router = legacy.session, legacy.router
-        event = session.lane.request(body, mcp_headers(headers, stated, principal))
+        event = legacy.lane.request(body, mcp_headers(headers, stated, principal))
         if event is None or event.id in router.by_request:
             return False
         request_id = event.id
