@@ -458,6 +458,30 @@ class Session:
             return self._settled(event, scope, None, exc)
         return self._settled(event, scope, result, None)
 
+    def answer_inline(
+        self, event: ev.IncomingRequest, scope: RequestScope
+    ) -> tuple[bytes, int | None] | None | Coroutine[Any, Any, tuple[bytes, int | None] | None]:
+        """:meth:`answer`, for a transport that runs the handler in its own task: when the
+        handler cannot suspend, its answer itself (None: cancelled), with no coroutine of
+        this method's; otherwise :meth:`answer`'s coroutine, to await. What is answered,
+        raised or cancelled is :meth:`answer`'s in both cases."""
+        try:
+            if self.dispatch is None:
+                raise McpError(INTERNAL_ERROR, "no handlers")
+            pending = self.dispatch(event, scope)
+            if not never_waits(pending):
+                return self.answer(event, scope, pending)
+            pending.send(None)
+        except StopIteration as done:
+            return self._settled(event, scope, done.value, None)
+        except asyncio.CancelledError:
+            if scope.cancelled or self._closed:
+                return None
+            raise
+        except Exception as exc:
+            return self._settled(event, scope, None, exc)
+        raise RuntimeError("a handler that cannot suspend did")  # pragma: no cover
+
     def _settled(
         self, event: ev.IncomingRequest, scope: RequestScope, result: Any, exc: Exception | None
     ) -> tuple[bytes, int | None] | None:

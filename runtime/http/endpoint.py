@@ -23,6 +23,7 @@ import functools
 import logging
 import os
 import time
+from types import CoroutineType
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from .served import HttpServed
 from .shared_sessions import SharedSessions
 from ..core import jsonrpc
 from .auth.resource_server import operation
-from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
+from .asgi import BodyRefused, Headers, Receive, Scope, Send, body_now, refuse, respond, text
 from ..core.connection import Connection
 from ..aio.session import Session
 from .stateless import StatelessLane
@@ -412,7 +413,9 @@ class McpHttpApp:
             await refuse(send, 413, f"Payload Too Large: limit {limits.max_message_bytes} bytes")
             return
         try:
-            body = await read_body(receive, limits.max_message_bytes, limits.body_timeout)
+            body: Any = body_now(receive, limits.max_message_bytes, limits.body_timeout)
+            if body.__class__ is CoroutineType:  # (not all of it came with the headers)
+                body = await body
         except BodyRefused as refused:
             await refuse(send, refused.status, refused.message)
             return
