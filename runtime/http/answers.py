@@ -206,12 +206,18 @@ class Answers:
         its writing; to await. A handler that cannot wait has answered when this returns,
         and what is left to await is the answer's writing. The client's disconnect (the
         request's cancellation) is watched only once the handler has to wait."""
-        responder = Responder(send, request_id)
+        event = events[0] if len(events) == 1 else None
+        if isinstance(event, IncomingRequest):
+            return self.serve_one(event, receive, send)
+        responder = Responder(send, request_id)  # refused (or not one request after all)
+        session = Session(self.stateless, responder, self.dispatch, self.server.on_notification)
+        return _acted(session, events, responder)
+
+    def serve_one(self, event: IncomingRequest, receive: Receive, send: Send) -> Awaitable[None]:
+        """:meth:`serve_inline` of a request read already (the stateless lane's)."""
+        responder = Responder(send, event.id)
         server = self.server  # built here, not by session(): this is every request's path
         session = Session(self.stateless, responder, self.dispatch, server.on_notification)
-        event = events[0] if len(events) == 1 else None
-        if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
-            return _acted(session, events, responder)
         scope = RequestScope(session, event)
         answering = session.answer_inline(event, scope)
         if answering is None:

@@ -79,8 +79,10 @@ class StatelessLane:
         known = self._methods.get(method) or self._learn(method)
         if known is None:
             return None
-        if jsonrpc.refusal(body, self.max_depth) is not None:
-            return None
+        # jsonrpc.refusal's cheap test, inline; only a frame that fails it is looked at
+        if body.count(b"{") + body.count(b"[") > self.max_depth or not body.isascii():
+            if jsonrpc.refusal(body, self.max_depth) is not None:
+                return None
         local = known.spec
         try:
             request = known.decoder.decode(body)
