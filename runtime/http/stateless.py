@@ -115,14 +115,8 @@ class StatelessLane:
             if not self._usable(meta):
                 return None
             peer = modern.Peer(self.conn.local, meta)
-        # modern.header_refusal: its version and method agree already (tested above);
-        # the name, when literally the same, agrees too (that test's first case, inline)
-        named = known.name_field
-        if named is not None:
-            name = http.name
-            if name is None or name != getattr(params, named) or name.startswith("=?"):
-                if modern.header_refusal(http, method, version, params) is not None:
-                    return None
+        if modern.header_refusal(http, method, version, params) is not None:
+            return None
         inputs = None
         if known.inputs:
             if (
@@ -188,21 +182,19 @@ class _Reader(NamedTuple):
     decoder: msgspec.json.Decoder[Any]
     meta_type: Any
     decode_meta: Callable[[bytes], Any] | None
-    #: The params field ``Mcp-Name`` must say (``modern.NAME_FIELDS``), if any.
-    name_field: str | None
     #: Its requests may carry input responses and state (``modern.INPUT_METHODS``).
     inputs: bool
 
     @classmethod
     def of(cls, spec: MethodSpec, support: ModuleType) -> _Reader:
         """How to read ``spec``'s requests with the generated package's ``support``."""
-        named = modern.NAME_FIELDS.get(spec.name), spec.name in modern.INPUT_METHODS
+        inputs = spec.name in modern.INPUT_METHODS
         dec_hook, params_type = support.dec_hook, spec.params
         fields = msgspec.structs.fields(params_type)
         meta = next((f for f in fields if f.name == "meta" and f.encode_name == "_meta"), None)
         meta_type = _open_type(meta.type) if meta is not None else None
         if meta is None or meta_type is None:
-            return cls(spec, _request_decoder(params_type, dec_hook), None, None, *named)
+            return cls(spec, _request_decoder(params_type, dec_hook), None, None, inputs)
         shape = msgspec.defstruct(
             f"{params_type.__name__}WithMetaText",
             [
@@ -223,7 +215,7 @@ class _Reader(NamedTuple):
             _request_decoder(shape, dec_hook),
             meta_type,
             functools.partial(support.decode, tp=meta_type),
-            *named,
+            inputs,
         )
 
 
