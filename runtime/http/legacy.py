@@ -283,9 +283,10 @@ class LegacyEndpoint:
         """A POST of a session that carries one plain request, served as a stateless one
         is: read by the session's lane (``runtime.core.lane``), its handler run in this
         task when it cannot suspend (``Session.answer_here``), its answer written as JSON
-        with no stream; a handler that may suspend runs in a task of its own, as before. False, with nothing sent, when the general way (:meth:`post`) must
-        serve it: any other body, a session of several processes, or anything
-        :meth:`post` would refuse."""
+        with no stream; a handler that may suspend runs in a task of its own, as before.
+        False, with nothing sent, when the general way (:meth:`post`) must serve it: any
+        other body, a session of several processes, or anything :meth:`post` would
+        refuse."""
         if self.shared is not None:
             return False
         legacy = _owned(self.sessions.get(session_id), principal)
