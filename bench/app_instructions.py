@@ -1,4 +1,5 @@
-"""Instructions and cache misses per ``tools/call`` of each ASGI app, under cachegrind."""
+"""Instructions and cache misses per ``tools/call`` of each ASGI app, under cachegrind (stateless
+calls; ``ours-legacy``: the calls of one 2025-11-25 session)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from . import BENCHMARKS
 from .harness import ROOT, BenchError, emit, heading, load, load_note, note, progress, table, tool
-from .peers import TEXT, peer_list
+from .peers import PEERS, TEXT
 from .profiles import App, asgi_app, drive
 
 NAME = "app_instructions"
@@ -81,7 +82,7 @@ def per_request(key: str, n1: int, n2: int) -> dict[str, float]:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     start = load()
     heading(
-        "stateless tools/call, each ASGI app in process under cachegrind, caches evicted "
+        "tools/call (stateless; ours-legacy: in a 2025-11-25 session), each ASGI app in process under cachegrind, caches evicted "
         f"before every request; per request = (run of {args.n2} - run of {args.n1}) / "
         f"{args.n2 - args.n1}, minus a null app's (same driver and eviction)"
     )
@@ -100,7 +101,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     print(table(["app", *columns.split("|")], rows))
     note("est. cycles = instructions + 10 × (I1 + D1 misses) + 100 × LL misses")
     ratios: dict[str, float] = {}
-    for top, bottom in (("sdk", "ours"), ("ours", "bare"), ("ours-app", "ours")):
+    pairs = (("sdk", "ours"), ("ours", "bare"), ("ours-app", "ours"), ("ours-legacy", "ours"))
+    for top, bottom in pairs:
         if top in results and bottom in results:
             r = round(results[top]["cycles"] / results[bottom]["cycles"], 2)
             ratios[f"{top}_over_{bottom}_cycles"] = r
@@ -109,12 +111,25 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return emit(NAME, payload | {"load_average": load_note(start)})
 
 
+#: Apps beside the peers': ours serving one 2025-11-25 session's calls.
+LEGACY_APPS = ("ours-legacy",)
+
+
+def app_list(text: str) -> list[str]:
+    keys = [k.strip() for k in text.split(",") if k.strip()]
+    known = [*PEERS, *LEGACY_APPS]
+    if not keys or set(keys) - set(known) or len(set(keys)) != len(keys):
+        raise argparse.ArgumentTypeError(f"distinct apps among {', '.join(known)}")
+    return keys
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--n1", type=int, default=100, help="requests in the shorter run (100)")
     p.add_argument("--n2", type=int, default=400, help="requests in the longer run (400)")
-    apps = "comma-separated (bare,ours,sdk; also ours-app, sdk-mcpserver)"
-    p.add_argument("--apps", type=peer_list, default=["bare", "ours", "sdk"], help=apps)
+    apps = "comma-separated (bare,ours,sdk; also ours-app, ours-legacy, sdk-mcpserver)"
+    default = ["bare", "ours", "ours-legacy", "sdk"]
+    p.add_argument("--apps", type=app_list, default=default, help=apps)
     p.add_argument("--child", nargs=2, metavar=("KEY", "N"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -128,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             app, headers = child_app()
         else:
             app = asgi_app(key)
-        asyncio.run(drive(app, n, 1, between=evictor(), headers=headers))
+        legacy = key in LEGACY_APPS
+        asyncio.run(drive(app, n, 1, between=evictor(), headers=headers, legacy=legacy))
         return {}
     if args.n2 <= args.n1 or args.n1 < 1:
         raise BenchError("--n2 must exceed --n1, and both be positive")

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .harness import SERVERS, BenchError, note, table
-from .peers import CALL, INITIALIZE, INITIALIZED, MODERN_HEADERS, PATH, TEXT, modern_call
+from .peers import CALL, INITIALIZE, INITIALIZED, MODERN_HEADERS, PATH, TEXT, legacy_headers
+from .peers import modern_call
 
 Message = dict[str, Any]
 App = Callable[..., Awaitable[None]]
@@ -39,7 +40,7 @@ def server_script(name: str) -> Any:
 
 def asgi_app(key: str) -> App:
     """The ASGI app a peer serves over HTTP (see ``peers.PEERS``), built in this process."""
-    if key in ("ours", "ours-app"):
+    if key in ("ours", "ours-app", "ours-legacy"):
         from mcpgen.runtime.http.endpoint import McpHttpApp
 
         app: App = McpHttpApp(server_script("ours").build("http", key == "ours-app"))
@@ -57,11 +58,13 @@ async def drive(
     concurrency: int,
     between: Callable[[], None] | None = None,
     headers: Sequence[tuple[bytes, bytes]] | Callable[[], Sequence[tuple[bytes, bytes]]] = (),
+    legacy: bool = False,
 ) -> float:
     """µs per stateless call of ``app`` alone, ``concurrency`` at a time, after the lifespan's
     start-up and 50 untimed calls; answers checked. ``between`` runs before every batch;
     ``headers`` go with every request (an ``authorization`` one, say); a function gives
-    each request's own."""
+    each request's own. ``legacy``: calls of one 2025-11-25 session instead, begun (and
+    its ``initialized`` sent) before the untimed calls."""
     inbox: asyncio.Queue[Message] = asyncio.Queue()
     outbox: asyncio.Queue[Message] = asyncio.Queue()
     state: dict[str, Any] = {}
@@ -81,10 +84,16 @@ async def drive(
     scope |= {"method": "POST", "scheme": "http", "path": PATH, "raw_path": PATH.encode()}
     scope |= {"query_string": b"", "root_path": "", "client": ("127.0.0.1", 50000)}
     scope |= {"server": ("127.0.0.1", 3001), "headers": [*modern, (b"host", b"127.0.0.1:3001")]}
-    body, bad = modern_call(1), []
+    bodies, bad = [modern_call(1)] * concurrency, []
+    if legacy:
+        session = await _legacy_session(app, scope, state)
+        named = [(k.lower().encode(), v.encode()) for k, v in legacy_headers(session).items()]
+        extra = () if callable(headers) else headers
+        scope["headers"] = [*named, *extra, (b"host", b"127.0.0.1:3001")]
+        bodies = [LEGACY_CALL % (i + 1) for i in range(concurrency)]
 
-    async def one() -> None:
-        sent, out, status = False, [], 0
+    async def one(index: int = 0) -> None:
+        sent, out, status, body = False, [], 0, bodies[index]
 
         async def receive() -> Message:
             nonlocal sent
@@ -114,7 +123,7 @@ async def drive(
         if between is not None:
             between()
         batch = min(concurrency, n - done)
-        await (one() if batch == 1 else asyncio.gather(*(one() for _ in range(batch))))
+        await (one() if batch == 1 else asyncio.gather(*(one(i) for i in range(batch))))
         done += batch
     elapsed = time.perf_counter_ns() - t0
     await inbox.put({"type": "lifespan.shutdown"})
@@ -123,6 +132,48 @@ async def drive(
     if bad:
         raise BenchError(f"in-process answers were wrong: {bad[0]!r}")
     return elapsed / n / 1e3
+
+
+LEGACY_CALL = (
+    b'{"jsonrpc":"2.0","id":%%d,"method":"tools/call",'
+    b'"params":{"name":"echo","arguments":{"text":"%s"}}}' % TEXT.encode()
+)
+"""``LEGACY_CALL % n``: a 2025-11-25 call (id ``n``) of a session, echoing ``TEXT``."""
+
+
+async def _legacy_session(app: App, scope: dict[str, Any], state: dict[str, Any]) -> str:
+    """A 2025-11-25 session of ``app`` begun (``initialize``, ``initialized``): its id."""
+
+    async def post(body: bytes, session: str = "") -> tuple[int, dict[bytes, bytes], bytes]:
+        given = [(k.lower().encode(), v.encode()) for k, v in legacy_headers(session).items()]
+        own = scope | {"state": dict(state), "headers": [*given, (b"host", b"127.0.0.1:3001")]}
+        messages: list[Message] = []
+        sent = False
+
+        async def receive() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            messages.append(message)
+
+        await app(own, receive, send)
+        start = messages[0]
+        answer = b"".join(m.get("body", b"") for m in messages[1:])
+        return start["status"], dict(start.get("headers", [])), answer
+
+    status, answered, data = await post(INITIALIZE)
+    session = answered.get(b"mcp-session-id", b"").decode()
+    if status != 200 or not session:
+        raise BenchError(f"in-process initialize failed: HTTP {status} {data[:300]!r}")
+    status, _, data = await post(INITIALIZED, session)
+    if status != 202:
+        raise BenchError(f"in-process initialized refused: HTTP {status} {data[:300]!r}")
+    return session
 
 
 def connection_us(n: int, repeat: int = 5, app: bool = False) -> float:

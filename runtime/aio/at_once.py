@@ -17,7 +17,7 @@ import sys
 from collections.abc import Awaitable, Coroutine, Generator
 from opcode import opmap
 from types import CodeType, CoroutineType
-from typing import Any, Generic, TypeGuard, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar, cast
 
 T = TypeVar("T")
 #: The instructions a coroutine's frame suspends at (``YIELD_FROM``: Python 3.10's await).
@@ -38,6 +38,16 @@ def never_waits(handler: Awaitable[Any]) -> TypeGuard[Coroutine[Any, Any, Any]]:
         raw = code.co_code
         waits = _waits[code] = any(raw[i] in _YIELDS for i in range(0, len(raw), 2))
     return not waits
+
+
+def outcome(handler: Coroutine[Any, Any, T]) -> T:
+    """What a coroutine that cannot suspend (:func:`never_waits`) returns, or raises, run
+    to its end here."""
+    try:
+        handler.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    raise RuntimeError("a coroutine that cannot suspend did")  # pragma: no cover
 
 
 async def failed(exc: BaseException) -> Any:

@@ -38,7 +38,7 @@ from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
-from .at_once import NOTHING, Resumed, failed, never_waits, start
+from .at_once import NOTHING, Resumed, failed, never_waits, outcome, start
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
@@ -292,15 +292,26 @@ class Session:
         """Answer a request in a task of its own, so that reading goes on while it runs;
         or, when its handler cannot suspend, here and now (what a task would have done,
         minus the task: the handler runs in a copy of the context all the same)."""
+        scope, answer = self._started(event)
+        if answer is not None:  # answered at once (never a batch's request)
+            self._send_now(event, scope, answer)
+
+    def _started(
+        self, event: ev.IncomingRequest, waiting: Callable[[], None] | None = None
+    ) -> tuple[RequestScope, tuple[bytes, int | None] | None]:
+        """The request's scope, and its answer when its handler could not suspend; else
+        None, the handler running in a task (``waiting`` called before it starts)."""
         scope = RequestScope(self, event)
         context = copy_context()
         answering = context.run(self._answering, event, scope)
-        if isinstance(answering, tuple):  # answered at once (never a batch's request)
-            self._send_now(event, scope, answering)
-            return
+        if isinstance(answering, tuple):
+            return scope, answering
+        if waiting is not None:
+            waiting()
         task = start(self._serve(event, scope, answering), context)
         if not task.done():  # an eagerly started handler may have finished already
             self._handlers[event.id] = (task, scope)
+        return scope, None
 
     def _answering(
         self, event: ev.IncomingRequest, scope: RequestScope
@@ -322,14 +333,12 @@ class Session:
         if batch is not None or not never_waits(pending):  # a task's to run
             return self.answer(event, scope, pending)
         try:
-            pending.send(None)
-        except StopIteration as done:
-            return self._settled(event, scope, done.value, None) or NOTHING
+            result = outcome(pending)
         except asyncio.CancelledError:
             return NOTHING
         except Exception as exc:
             return self._settled(event, scope, None, exc) or NOTHING
-        raise RuntimeError("a handler that cannot suspend did")  # pragma: no cover
+        return self._settled(event, scope, result, None) or NOTHING
 
     def _send_now(
         self, event: ev.IncomingRequest, scope: RequestScope, answer: tuple[bytes, int | None]
@@ -356,6 +365,20 @@ class Session:
             await sending
         except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
             log.debug("send failed: %s", exc)
+
+    def answer_here(
+        self, event: ev.IncomingRequest, waiting: Callable[[], None]
+    ) -> tuple[bytes, int | None] | bool:
+        """:meth:`_begin` for a transport that writes an answer given at once itself: that
+        answer (``NOTHING``: the handler cancelled itself); True when the handler runs in a
+        task, its frames sent as any (``waiting`` called first, to say where they go);
+        False, nothing run, when it must go :meth:`act`'s way (in flight, full, a batch)."""
+        handlers = self._handlers
+        if self._closed or event.batch is not None or event.id in handlers:
+            return False
+        if len(handlers) >= self.conn.limits.max_in_flight:
+            return False
+        return self._started(event, waiting)[1] or True
 
     def _refusal(self, event: ev.IncomingRequest) -> McpError | None:
         """A request whose id is still in flight is refused: answering both under one id
@@ -434,6 +457,15 @@ class Session:
         except Exception as exc:
             return self._settled(event, scope, None, exc)
         return self._settled(event, scope, result, None)
+
+    def answer_inline(
+        self, event: ev.IncomingRequest, scope: RequestScope
+    ) -> tuple[bytes, int | None] | None | Coroutine[Any, Any, tuple[bytes, int | None] | None]:
+        """:meth:`answer`, for a transport that runs the handler in its own task: when the
+        handler cannot suspend, its answer itself (None: none to send), with no coroutine
+        of this method's; otherwise :meth:`answer`'s coroutine, to await."""
+        answering = self._answering(event, scope)
+        return None if answering is NOTHING else answering
 
     def _settled(
         self, event: ev.IncomingRequest, scope: RequestScope, result: Any, exc: Exception | None

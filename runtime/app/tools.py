@@ -23,6 +23,7 @@ from . import content as helpers
 from .docstrings import parse
 from ..core.errors import INVALID_PARAMS, McpError, McpgenError, RequestTimeout
 from ..core.modern import InputRequired
+from ..aio.at_once import never_waits, outcome
 from ..core.json_values import as_array, listed
 from .schemas import (
     JSON_TYPES,
@@ -153,7 +154,6 @@ class RegisteredTool:
         self.immediate_ms = immediate_ms
         self.fn = fn
         self.blocking = blocking
-        self.is_async = inspect.iscoroutinefunction(fn)
         doc = parse(fn.__doc__)
         arguments_name = f"{_pascal(self.name)}Arguments"
         self.signature = Signature.of(fn, arguments_name, doc, context_type, what)
@@ -182,35 +182,33 @@ class RegisteredTool:
 
     def call(self, arguments: Any, ctx: Any) -> Awaitable[Any]:
         """The tool's result for ``arguments``, or a tool execution error, to await. A
-        plain function (neither async nor blocking) is called here and now, and what it
-        gave is awaited with nothing to wait for: a session runs such a call where it read
-        the request, without a task. Any other is called when awaited."""
-        if self.blocking or self.is_async:
-            return self._call(arguments, ctx)
+        function that is not ``blocking`` is called here and now, and an async one whose
+        code cannot suspend (no ``await``) is run to its end here too: what it gave is
+        awaited with nothing to wait for, so a session runs such a call where it read the
+        request, without a task. A blocking one is called in a thread when awaited."""
+        if self.blocking:
+            return self._in_thread(arguments, ctx)
         try:
             kwargs = self.signature.arguments(arguments, ctx)
         except msgspec.ValidationError as exc:
             return _given(self._invalid(str(exc), ctx))
         try:
             value = self.fn(**kwargs)
+            if never_waits(value):
+                value = outcome(value)
         except Exception as exc:
             return _given(self._failure(exc))
-        if awaitable(value):  # an async function under a sync decorator
+        if awaitable(value):  # an async function that may suspend
             return self._awaited(value)
         return _given(self.result(value))
 
-    async def _call(self, arguments: Any, ctx: Any) -> Any:
+    async def _in_thread(self, arguments: Any, ctx: Any) -> Any:
         try:
             kwargs = self.signature.arguments(arguments, ctx)
         except msgspec.ValidationError as exc:
             return self._invalid(str(exc), ctx)
         try:
-            if self.blocking:
-                value = await call(self.fn, kwargs, True)
-            else:  # called here, not through call(): no coroutine of its own
-                value = self.fn(**kwargs)
-                if awaitable(value):
-                    value = await value
+            value = await call(self.fn, kwargs, True)
         except Exception as exc:
             return self._failure(exc)
         return self.result(value)

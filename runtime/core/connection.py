@@ -147,6 +147,8 @@ class Connection:
         self._init_id: RequestId | None = None
         #: (version, method) → its row and the application's, for methods answered before.
         self._routes: dict[tuple[str, str], tuple[MethodSpec, MethodSpec]] = {}
+        #: A legacy session's params read as the application's (``params.Settled``).
+        self._settled = p.Settled(local)
         #: The modern era's requests (a server's stateless ones).
         self._signer: Any = None
 
@@ -291,12 +293,20 @@ class Connection:
         converts_session = (
             self.role == "server" and self.local.rules.stateless and not version.rules.stateless
         )
-        session = (
-            (lambda: session_meta(version, self.peer_capabilities, self.peer_info))
-            if converts_session
-            else None
-        )
-        return p.incoming_params(raw, spec, version, local, self.local, session)
+        if not converts_session:
+            return p.incoming_params(raw, spec, version, local, self.local)
+        settled = self._settled
+        caps, info = self.peer_capabilities, self.peer_info
+        if raw is not None and settled.reads_alike(spec.params, local.params):
+            read = settled.read(raw, local, version, caps, info)
+            if read is not None:
+                return read
+        session = lambda: session_meta(version, caps, info)
+
+        def typed(params_type: Any) -> Any:
+            return settled.meta(params_type, version, caps, info)
+
+        return p.incoming_params(raw, spec, version, local, self.local, session, typed)
 
     def _set_level(self, m: jsonrpc.Request) -> bytes:
         try:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
+import msgspec.inspect as mi
 from msgspec import UNSET
 
 from . import elicitation
@@ -74,6 +75,169 @@ def _fill_plan(cls: type) -> tuple[tuple[str, str], ...]:
         return ()
     fields = zip(cls.__struct_fields__, cls.__struct_encode_fields__)
     return tuple((name, wire) for name, wire in fields if wire in FILLED)
+
+
+# -- results a peer's version takes as they are ------------------------------------------
+
+#: How a result type goes out as another version's type without conversion: the fields
+#: (attributes) the target lacks, left out by being made unset; the fields whose types
+#: differ, which must be unset for the value to go out as it is; the lists of structs
+#: whose items must be of the classes given (those both versions shape alike).
+Direct = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, frozenset[type]], ...]]
+
+
+#: Pairs of types whose direct plans are kept (all forgotten when one more comes).
+MAX_DIRECT_PLANS = 256
+
+
+def direct_plan(source: type, target: Any) -> Direct | None:
+    """How a value of ``source`` (a struct type) goes out as ``target`` as it is, when the
+    two agree on every field they share but those whose types differ (then unset in the
+    value); None when they cannot (fields in another order, a field the target requires
+    that the source may lack, or one whose type differs that the source requires).
+    Worked out once per pair of types from the types alone: a value need not be tried."""
+    try:
+        s, t = mi.type_info(source), mi.type_info(target)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if not isinstance(s, mi.StructType) or not isinstance(t, mi.StructType):
+        return None
+    if _shape(s) != _shape(t):
+        return None
+    wanted = {f.encode_name: f for f in t.fields}
+    drops: list[str] = []
+    checks: list[str] = []
+    lists: list[tuple[str, frozenset[type]]] = []
+    kept: list[str] = []
+    for f in s.fields:
+        other = wanted.get(f.encode_name)
+        if other is None:  # left out: an unset field does not go out
+            drops.append(f.name)
+            continue
+        kept.append(f.encode_name)
+        same = (f.required, f.default) == (other.required, other.default)
+        try:
+            same = same and same_type(f.type, other.type, set())
+        except RecursionError:
+            same = False
+        if not same:
+            alike = _alike_items(f.type, other.type) if f.required == other.required else None
+            if alike:
+                lists.append((f.name, alike))
+            elif f.required or other.required:
+                return None
+            else:
+                checks.append(f.name)
+    order = [f.encode_name for f in t.fields if f.encode_name in kept]
+    if order != kept or any(f.required and f.encode_name not in kept for f in t.fields):
+        return None
+    return tuple(drops), tuple(checks), tuple(lists)
+
+
+def _alike_items(a: mi.Type, b: mi.Type) -> frozenset[type] | None:
+    """For two lists of structs (or of unions of them): the item classes of ``a`` shaped
+    as the member of ``b`` with the same tag is (None when they are no such lists)."""
+    if not isinstance(a, mi.ListType) or not isinstance(b, mi.ListType):
+        return None
+    if (a.min_length, a.max_length) != (b.min_length, b.max_length):
+        return None
+    theirs = _members(b.item_type)
+    if theirs is None:
+        return None
+    by_tag = {(m.tag_field, m.tag): m for m in theirs}
+    alike: set[type] = set()
+    for member in _members(a.item_type) or ():
+        other = by_tag.get((member.tag_field, member.tag))
+        try:
+            if other is not None and same_type(member, other, set()):
+                alike.add(member.cls)
+        except RecursionError:
+            pass
+    return frozenset(alike) or None
+
+
+def _members(t: mi.Type) -> list[mi.StructType] | None:
+    """The struct types a value of ``t`` is one of (None: not only structs)."""
+    members = t.types if isinstance(t, mi.UnionType) else (t,)
+    if not all(isinstance(m, mi.StructType) for m in members):
+        return None
+    return [m for m in members if isinstance(m, mi.StructType)]
+
+
+def same_type(a: mi.Type, b: mi.Type, seen: set[tuple[int, int]]) -> bool:
+    """Whether values of ``a`` encode as values of ``b`` of the same JSON (two versions'
+    types of one shape: the same fields, in the same order, of the same types)."""
+    if isinstance(a, mi.StructType) and isinstance(b, mi.StructType):
+        if a.cls is b.cls or (id(a), id(b)) in seen:
+            return True
+        seen.add((id(a), id(b)))
+        if _shape(a) != _shape(b):
+            return False
+        if len(a.fields) != len(b.fields):
+            return False
+        return all(
+            (x.encode_name, x.name, x.required, x.default)
+            == (y.encode_name, y.name, y.required, y.default)
+            and same_type(x.type, y.type, seen)
+            for x, y in zip(a.fields, b.fields)
+        )
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, mi.UnionType) and isinstance(b, mi.UnionType):
+        return len(a.types) == len(b.types) and all(
+            same_type(x, y, seen) for x, y in zip(a.types, b.types)
+        )
+    if isinstance(a, _ARRAYS) and isinstance(b, _ARRAYS):
+        return (a.min_length, a.max_length) == (b.min_length, b.max_length) and same_type(
+            a.item_type, b.item_type, seen
+        )
+    if isinstance(a, mi.DictType) and isinstance(b, mi.DictType):
+        return (
+            (a.min_length, a.max_length) == (b.min_length, b.max_length)
+            and same_type(a.key_type, b.key_type, seen)
+            and same_type(a.value_type, b.value_type, seen)
+        )
+    if isinstance(a, (mi.CustomType, mi.StructType, mi.TypedDictType, mi.DataclassType)):
+        return getattr(a, "cls", None) is getattr(b, "cls", None)
+    if isinstance(a, (mi.NamedTupleType, mi.TupleType)):
+        return a == b  # (rare in results: equal only when their classes are too)
+    return a == b  # scalars, literals, enums: their constraints, compared
+
+
+_ARRAYS = (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)
+
+
+def _shape(t: mi.StructType) -> tuple[Any, ...]:
+    """What of a struct type's own settings shapes its JSON, beside its fields."""
+    config = getattr(t.cls, "__struct_config__", None)
+    return (t.tag_field, t.tag, t.array_like, getattr(config, "omit_defaults", None))
+
+
+def reads_alike(source: Any, target: Any, but: str) -> bool:
+    """Whether every value of struct type ``source`` (its field ``but`` aside) decodes as
+    ``target`` to the same value, or fails to: each field of the one is a field of the
+    other, of the same type (or one the other refuses, as unknown), and the other
+    requires no field of its own. Then a value of ``source``'s JSON is read as
+    ``target`` directly, and only one that fails is read the general way."""
+    try:
+        s, t = mi.type_info(source), mi.type_info(target)
+        if not isinstance(s, mi.StructType) or not isinstance(t, mi.StructType):
+            return False
+        theirs = {f.encode_name: f for f in t.fields}
+        ours = {f.encode_name for f in s.fields}
+        if any(f.required and f.encode_name not in ours for f in t.fields):
+            return False
+        for f in s.fields:
+            other = theirs.get(f.encode_name)
+            if f.encode_name == but or (other is None and t.forbid_unknown_fields):
+                continue  # (one the target lacks fails its decode: read the general way)
+            if other is None or (f.required, f.default) != (other.required, other.default):
+                return False
+            if not same_type(f.type, other.type, set()):
+                return False
+        return True
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 # -- expressing what a version cannot ----------------------------------------------------
@@ -245,6 +409,8 @@ class Wire:
         self.cache = cache or CachePolicy()
         self._plans: dict[type, tuple[tuple[str, str], ...]] = {}
         self._keys: dict[type, bool] = {}
+        #: (result type, peer's type) → how a value goes out as it is (``direct_plan``).
+        self._directs: dict[tuple[type, Any], Direct | None] = {}
         #: Struct types of the application's version that go out as they are (no field to
         #: fill): an answer of one needs no work when the peer speaks that version.
         self.as_is: set[type] = set()
@@ -265,6 +431,10 @@ class Wire:
         if type(value) is Verbatim:
             return value.value
         if version is not self.local:
+            if version.rules.result_type_key is None and isinstance(value, msgspec.Struct):
+                same = self._direct(value, peer_type)
+                if same is not None:
+                    return same
             value = self.reshape(value, peer_type, version, f"{method} result")
         elif not isinstance(value, msgspec.Struct):  # a dict: validate it, and type it
             value = express(msgspec.to_builtins(value), peer_type, version, f"{method} result")
@@ -274,6 +444,31 @@ class Wire:
             # a type of no version's own (an extension's): the era's key added
             return {**msgspec.to_builtins(value), key: "complete"}
         return value
+
+    def _direct(self, value: msgspec.Struct, peer_type: Any) -> Any:
+        """``value`` as it goes out as ``peer_type`` when the types allow it as it is (the
+        fields that type lacks unset; see :func:`direct_plan`); None otherwise."""
+        key = (value.__class__, peer_type)
+        plan = self._directs.get(key, UNSET)
+        if plan is UNSET:
+            plan = None
+            if not _fill_plan(peer_type):  # (a field to fill: the general way fills it)
+                plan = direct_plan(value.__class__, peer_type)
+            if len(self._directs) >= MAX_DIRECT_PLANS:
+                self._directs.clear()
+            self._directs[key] = plan
+        if plan is None:
+            return None
+        drops, checks, lists = plan
+        for name in checks:
+            if getattr(value, name) is not UNSET:
+                return None
+        for name, classes in lists:
+            items = getattr(value, name)
+            if items is not UNSET and not all(item.__class__ in classes for item in items):
+                return None
+        unset = {name: UNSET for name in drops if getattr(value, name) is not UNSET}
+        return msgspec.structs.replace(value, **unset) if unset else value
 
     def _declares(self, cls: type[Any], key: str) -> bool:
         """Whether results of type ``cls`` carry ``key`` themselves (remembered)."""

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from .binding import MethodSpec
 from .negotiation import VersionInfo
 from .json_values import as_object
-from .outgoing import Restore
+from .outgoing import Restore, reads_alike
+from .capabilities import session_meta
 
 log = logging.getLogger("mcpgen.runtime")
 
@@ -62,10 +64,14 @@ def incoming_params(
     local: MethodSpec,
     local_version: VersionInfo,
     session_meta: Callable[[], dict[str, Any]] | None = None,
+    typed_meta: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Params of ``spec`` (``version``, the peer's) as the application's ``local`` row
     (``local_version``) types them; ``session_meta`` gives what a legacy session knows in
-    the shape of modern ``_meta``, for an application typed against a modern version."""
+    the shape of modern ``_meta``, for an application typed against a modern version.
+    ``typed_meta``: that ``_meta`` already typed for a params type (a copy of its own for
+    each request; None: the type has no ``_meta`` of its own), put in params that came
+    with no ``_meta``, in place of converting it anew for every request."""
     if version is local_version or spec.params is None or local.params is None:
         return decode_params(raw, local, local_version)
     try:
@@ -81,11 +87,90 @@ def incoming_params(
         raise
     obj = as_object(plain)
     if session_meta is not None and obj is not None:
+        meta = typed_meta(local.params) if typed_meta is not None and "_meta" not in obj else None
+        if meta is not None:
+            try:
+                value = local_version.binding.types.convert(plain, local.params)
+            except msgspec.ValidationError as exc:
+                raise validation_error(exc, "params") from None
+            return msgspec.structs.replace(value, meta=meta)
         obj["_meta"] = {**session_meta(), **(as_object(obj.get("_meta")) or {})}
     try:
         return local_version.binding.types.convert(plain, local.params)
     except msgspec.ValidationError as exc:
         raise validation_error(exc, "params") from None
+
+
+class Settled:
+    """What a legacy session settled (version, client capabilities and info) in its
+    params as the application (``local``) types them: the ``_meta`` it makes, typed once
+    per session and params type; params read straight into the application's type when
+    both types agree on every field but ``_meta``."""
+
+    def __init__(self, local: VersionInfo) -> None:
+        self.local = local
+        #: What the typed ``_meta`` were made of, and they by params type.
+        self._metas_of: tuple[Any, dict[Any, Any]] = (None, {})
+        #: (peer's params type, application's) → whether the one reads as the other.
+        self._alike: dict[tuple[Any, Any], bool] = {}
+
+    def reads_alike(self, peer_type: Any, local_type: Any) -> bool:
+        key = (peer_type, local_type)
+        alike = self._alike.get(key)
+        if alike is None:
+            alike = self._alike[key] = reads_alike(peer_type, local_type, "_meta")
+        return alike
+
+    def read(
+        self, raw: msgspec.Raw, local: MethodSpec, version: VersionInfo, caps: Any, info: Any
+    ) -> Any:
+        """Params read as the application's type directly, the session's ``_meta`` in
+        them; None when they must be read the general way (they fail to decode so, or
+        have a ``_meta`` of their own to merge)."""
+        try:
+            value: Any = decode_params(raw, local, self.local)
+        except McpError:  # the general way says why, in the peer's version's words
+            return None
+        if getattr(value, "meta", None) is not UNSET:
+            return None
+        meta = self.meta(local.params, version, caps, info)
+        return None if meta is None else msgspec.structs.replace(value, meta=meta)
+
+    def meta(self, params_type: Any, version: VersionInfo, caps: Any, info: Any) -> Any:
+        """The session's ``_meta`` as ``params_type`` types it (a copy for one request;
+        None when the type has no ``_meta`` field)."""
+        key = (version, id(caps), id(info))
+        if self._metas_of[0] != key:
+            self._metas_of = (key, {})
+        typed = self._metas_of[1]
+        found = typed.get(params_type, UNSET)
+        if found is UNSET:
+            found = None
+            field = next((f for f in _struct_fields(params_type) if f.encode_name == "_meta"), None)
+            if field is not None and field.name == "meta":
+                try:
+                    found = self.local.binding.types.convert(
+                        session_meta(version, caps, info), field.type
+                    )
+                except msgspec.ValidationError:  # converted with the params, it says why
+                    found = None
+            typed[params_type] = found
+        if found is None:
+            return None
+        if isinstance(found, dict):  # an open object: a copy of its top level
+            opened: dict[str, Any] = found  # pyright: ignore[reportUnknownVariableType]
+            kind: Any = opened.__class__
+            copy: dict[str, Any] = kind.__new__(kind)
+            dict[str, Any].update(copy, opened)  # (the dict's own: no hook of the type's)
+            return copy
+        return msgspec.structs.replace(found) if isinstance(found, msgspec.Struct) else found
+
+
+def _struct_fields(tp: Any) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """The fields of ``tp`` when it is a struct type (none otherwise)."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return msgspec.structs.fields(tp)
+    return ()
 
 
 def answer(

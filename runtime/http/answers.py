@@ -6,8 +6,8 @@ client going away before its answer is that request's cancellation."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any, cast
 
 from .served import HttpServed
 from ..core import jsonrpc
@@ -118,6 +118,13 @@ class Answers:
             for request_id in expected:
                 router.by_request.pop(request_id, None)
 
+    async def write(
+        self, stream: Stream, send: Send, receive: Receive, legacy: LegacySession
+    ) -> None:
+        """Write what a legacy POST's ``stream`` gets, as :meth:`exchange` does once its
+        body is fed (JSON or SSE; the stream settled for resumption)."""
+        await self._write(stream, send, receive, legacy, None, [])
+
     async def _accepted_or_refused(
         self, stream: Stream, send: Send, extra: dict[str, str] | None
     ) -> None:
@@ -191,46 +198,76 @@ class Answers:
             if legacy is not None and not settled:
                 legacy.finish(stream, streamed)
 
-    async def serve_inline(
+    def serve_inline(
         self, events: list[Event], request_id: RequestId, receive: Receive, send: Send
-    ) -> None:
+    ) -> Awaitable[None]:
         """One stateless request (what the connection made of it: ``events``), its handler
         run in this task: no task of its own, no turn of the loop between the answer and
-        its writing. The client's disconnect (the request's cancellation) is watched only
-        once the handler has to wait."""
-        responder = Responder(send, request_id)
+        its writing; to await. A handler that cannot wait has answered when this returns,
+        and what is left to await is the answer's writing. The client's disconnect (the
+        request's cancellation) is watched only once the handler has to wait."""
+        event = events[0] if len(events) == 1 else None
+        if isinstance(event, IncomingRequest):
+            return self.serve_one(event, receive, send)
+        responder = Responder(send, request_id)  # refused (or not one request after all)
+        session = Session(self.stateless, responder, self.dispatch, self.server.on_notification)
+        return _acted(session, events, responder)
+
+    def serve_one(self, event: IncomingRequest, receive: Receive, send: Send) -> Awaitable[None]:
+        """:meth:`serve_inline` of a request read already (the stateless lane's)."""
+        responder = Responder(send, event.id)
         server = self.server  # built here, not by session(): this is every request's path
         session = Session(self.stateless, responder, self.dispatch, server.on_notification)
-        event = events[0] if len(events) == 1 else None
-        if not isinstance(event, IncomingRequest):  # refused (or not one request after all)
-            for each in events:
-                await session.act(each)
-            await responder.close()
-            return
         scope = RequestScope(session, event)
-        watchers: list[asyncio.Future[None]] = []
+        answering = session.answer_inline(event, scope)
+        if answering is None:
+            return responder.close()
+        if answering.__class__ is tuple:  # the handler could not wait: the whole response
+            answer = cast("tuple[bytes, int | None]", answering)
+            responder.done = True
+            return respond(send, answer[1] or 200, answer[0])
+        waiting = cast("Coroutine[Any, Any, tuple[bytes, int | None] | None]", answering)
+        return _waited(waiting, responder, scope, receive)
 
-        def watch() -> None:
-            if not responder.done:
-                task = asyncio.current_task()
-                assert task is not None
-                watchers.append(
-                    asyncio.ensure_future(_cancel_on_leave(receive, responder, scope, task))
-                )
 
-        try:
-            answer = await OnSuspend(session.answer(event, scope), watch)
-        finally:
-            for watcher in watchers:
-                watcher.cancel()
-        if responder.gone:  # the cancellation was ours, and is handled
-            uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
-            if uncancel is not None:
-                uncancel()
-        elif answer is None:
-            await responder.close()
-        else:
-            await responder.answer(answer[0], answer[1])
+async def _acted(session: Session, events: list[Event], responder: Responder) -> None:
+    """What a POST's refused (or not single) request's events make the session send."""
+    for each in events:
+        await session.act(each)
+    await responder.close()
+
+
+async def _waited(
+    answering: Coroutine[Any, Any, tuple[bytes, int | None] | None],
+    responder: Responder,
+    scope: RequestScope,
+    receive: Receive,
+) -> None:
+    """The answer of a handler that may wait, awaited in this task and written; the
+    client leaving meanwhile (watched from its first wait on) cancels it."""
+    watchers: list[asyncio.Future[None]] = []
+
+    def watch() -> None:
+        if not responder.done:
+            task = asyncio.current_task()
+            assert task is not None
+            watchers.append(
+                asyncio.ensure_future(_cancel_on_leave(receive, responder, scope, task))
+            )
+
+    try:
+        answer = await OnSuspend(answering, watch)
+    finally:
+        for watcher in watchers:
+            watcher.cancel()
+    if responder.gone:  # the cancellation was ours, and is handled
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
+        if uncancel is not None:
+            uncancel()
+    elif answer is None:
+        await responder.close()
+    else:
+        await responder.answer(answer[0], answer[1])
 
 
 async def _cancel_on_leave(

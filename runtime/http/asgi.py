@@ -50,6 +50,15 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     with no timer and no task switch. Only a body that has to be waited for runs under the
     deadline.
     """
+    body = body_now(receive, limit, timeout)
+    if body.__class__ is CoroutineType:
+        return await cast(Coroutine[Any, Any, bytes], body)
+    return cast(bytes, body)
+
+
+def body_now(receive: Receive, limit: int, timeout: float) -> bytes | Coroutine[Any, Any, bytes]:
+    """:func:`read_body` with no coroutine of its own: the body when it came with the
+    headers, else the coroutine that reads the rest of it, to await."""
     pending: Any = receive()  # Any: its kind is told apart by hand, as fast as it gets
     # A coroutine (what uvicorn and hypercorn give) is driven as it is; any other awaitable
     # by its iterator, when that is a generator. An iterator that only iterates (granian's
@@ -61,7 +70,7 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
         iterator: Any = pending.__await__()
         if not hasattr(iterator, "send"):
             first = Iterating[Message](iterator)
-            return await _within(timeout, _read_rest(receive, limit, first))
+            return _within(timeout, _read_rest(receive, limit, first))
         waiting = iterator
     try:
         step = waiting.send(None)
@@ -72,8 +81,8 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             if len(body) > limit:
                 raise BodyRefused(413, _too_large(limit)) from None
             return body
-        return await _within(timeout, _read_rest(receive, limit, message))
-    return await _within(timeout, _read_rest(receive, limit, Resumed(waiting, step)))
+        return _within(timeout, _read_rest(receive, limit, message))
+    return _within(timeout, _read_rest(receive, limit, Resumed(waiting, step)))
 
 
 def _too_large(limit: int) -> str:

@@ -23,6 +23,7 @@ import functools
 import logging
 import os
 import time
+from types import CoroutineType
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from .served import HttpServed
 from .shared_sessions import SharedSessions
 from ..core import jsonrpc
 from .auth.resource_server import operation
-from .asgi import BodyRefused, Headers, Receive, Scope, Send, read_body, refuse, respond, text
+from .asgi import BodyRefused, Headers, Receive, Scope, Send, body_now, refuse, respond
 from ..core.connection import Connection
 from ..aio.session import Session
 from .stateless import StatelessLane
@@ -124,6 +125,7 @@ class McpHttpApp:
         self.stateless: Connection = server.connection()
         self.direct = StatelessLane(self.stateless)
         self.legacy = server.versions.of_era("legacy")
+        self._legacy = frozenset(self.legacy)
         self.answers = Answers(server, self.stateless, sse_retry_ms, limits)
         self.legacy_sessions = LegacyEndpoint(
             server, self.sessions, limits, self.answers, shared_sessions
@@ -412,23 +414,36 @@ class McpHttpApp:
             await refuse(send, 413, f"Payload Too Large: limit {limits.max_message_bytes} bytes")
             return
         try:
-            body = await read_body(receive, limits.max_message_bytes, limits.body_timeout)
+            body: Any = body_now(receive, limits.max_message_bytes, limits.body_timeout)
+            if body.__class__ is CoroutineType:  # (not all of it came with the headers)
+                body = await body
         except BodyRefused as refused:
             await refuse(send, refused.status, refused.message)
             return
-        session_id = text(headers, b"mcp-session-id")
-        version = text(headers, b"mcp-protocol-version")
-        if session_id is None and version is not None and version not in self.legacy:
+        said = headers.get(b"mcp-session-id")
+        session_id = None if said is None else said.decode("latin-1")
+        said = headers.get(b"mcp-protocol-version")
+        version = None if said is None else said.decode("latin-1")
+        if session_id is not None:
+            auth = self.auth
+            if principal is None or auth is None or not auth.policy.varies:
+                legacy = self.legacy_sessions
+                if await legacy.post_one(
+                    session_id, headers, body, version, receive, send, principal
+                ):
+                    return
+        elif version is not None and version not in self._legacy:
             http = mcp_headers(headers, version, principal)
             event = self.direct.read(body, http)
             if event is not None:
-                auth = self.auth
-                if principal is not None and auth is not None and auth.policy.varies:
-                    needed = auth.lacks(principal, event.spec.name, event.params)
-                    if needed:
-                        await auth.refuse_scopes(send, needed, event.id)
-                        return
-                await self.answers.serve_inline([event], event.id, receive, send)
+                if principal is not None:
+                    auth = self.auth
+                    if auth is not None and auth.policy.varies:
+                        needed = auth.lacks(principal, event.spec.name, event.params)
+                        if needed:
+                            await auth.refuse_scopes(send, needed, event.id)
+                            return
+                await self.answers.serve_one(event, receive, send)
                 return
         parsed = jsonrpc.parse(body, limits.max_depth, limits.max_batch)
         messages = parsed[0]

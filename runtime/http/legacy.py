@@ -23,6 +23,7 @@ from .asgi import start_sse, text
 from ..core.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .answers import Answers, polls
 from .streams import ClientWatch, Router, Stream, event_number, relay
+from ..aio.at_once import NOTHING
 from ..core.jsonrpc import RequestId
 from .session_table import LegacySession, SessionTable
 from .shared_sessions import TAG, SessionRecord, SessionStoreUnavailable, SharedSessions
@@ -268,6 +269,56 @@ class LegacyEndpoint:
                 await self._written_back(session_id, legacy)
             except SessionStoreUnavailable as exc:  # answered already: the change waits
                 log.warning("session %s: its change is not kept yet: %s", session_id, exc)
+
+    async def post_one(
+        self,
+        session_id: str,
+        headers: Headers,
+        body: bytes,
+        stated: str | None,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None = None,
+    ) -> bool:
+        """A POST of a session that carries one plain request, served as a stateless one
+        is: read by the session's lane (``runtime.core.lane``), its handler run in this
+        task when it cannot suspend (``Session.answer_here``), its answer written as JSON
+        with no stream; a handler that may suspend runs in a task of its own, as before.
+        False, with nothing sent, when the general way (:meth:`post`) must serve it: any
+        other body, a session of several processes, or anything :meth:`post` would
+        refuse."""
+        if self.shared is not None:
+            return False
+        legacy = _owned(self.sessions.get(session_id), principal)
+        if legacy is None or (stated is not None and stated not in self.server.versions):
+            return False
+        session, router = legacy.session, legacy.router
+        event = legacy.lane.request(body, mcp_headers(headers, stated, principal))
+        if event is None or event.id in router.by_request:
+            return False
+        request_id = event.id
+        stream: Stream | None = None
+
+        def waiting() -> None:  # the handler's frames go to this POST's stream
+            nonlocal stream
+            stream = legacy.new_stream((request_id,))
+            router.by_request[request_id] = stream
+
+        legacy.posts += 1
+        try:
+            answer = session.answer_here(event, waiting)
+            if type(answer) is tuple and answer is not NOTHING:
+                await respond(send, answer[1] or 200, answer[0])  # (nothing came before it)
+                return True
+            if stream is None:  # the general way's, or no answer (the handler cancelled)
+                waiting()
+                if answer is False:
+                    await session.act(event)
+            assert stream is not None
+            await self.answers.write(stream, send, receive, legacy)
+        finally:
+            legacy.posts -= 1
+        return True
 
     async def initialize(
         self,

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from .shared_sessions import SessionRecord
 from .streams import ClientWatch, Router, Stream
 from ..core.jsonrpc import RequestId
+from ..core.lane import Lane
 from ..core.limits import Limits
 from ..aio.session import Session
 
@@ -62,6 +63,8 @@ class LegacySession:
         self.following = 0
         #: The session ended (its GET streams end too).
         self.ended = False
+        #: Reads its POSTs of one plain request (``runtime.core.lane``).
+        self.lane = Lane(session.conn)
 
     @property
     def busy(self) -> bool:

@@ -79,8 +79,14 @@ class StatelessLane:
         known = self._methods.get(method) or self._learn(method)
         if known is None:
             return None
-        if jsonrpc.refusal(body, self.max_depth) is not None:
-            return None
+        # jsonrpc.refusal's cheap test, inline (its brackets counted by what their removal
+        # leaves: memchr's pace); only a frame that fails it is looked at again
+        openers = len(body) - len(body.replace(b"{", b""))
+        if b"[" in body:
+            openers += len(body) - len(body.replace(b"[", b""))
+        if openers > self.max_depth or not body.isascii():
+            if jsonrpc.refusal(body, self.max_depth) is not None:
+                return None
         local = known.spec
         try:
             request = known.decoder.decode(body)
@@ -112,7 +118,7 @@ class StatelessLane:
         if modern.header_refusal(http, method, version, params) is not None:
             return None
         inputs = None
-        if method in modern.INPUT_METHODS:
+        if known.inputs:
             if (
                 getattr(params, "request_state", UNSET) is not UNSET
                 or getattr(params, "input_responses", UNSET) is not UNSET
@@ -176,16 +182,19 @@ class _Reader(NamedTuple):
     decoder: msgspec.json.Decoder[Any]
     meta_type: Any
     decode_meta: Callable[[bytes], Any] | None
+    #: Its requests may carry input responses and state (``modern.INPUT_METHODS``).
+    inputs: bool
 
     @classmethod
     def of(cls, spec: MethodSpec, support: ModuleType) -> _Reader:
         """How to read ``spec``'s requests with the generated package's ``support``."""
+        inputs = spec.name in modern.INPUT_METHODS
         dec_hook, params_type = support.dec_hook, spec.params
         fields = msgspec.structs.fields(params_type)
         meta = next((f for f in fields if f.name == "meta" and f.encode_name == "_meta"), None)
         meta_type = _open_type(meta.type) if meta is not None else None
         if meta is None or meta_type is None:
-            return cls(spec, _request_decoder(params_type, dec_hook), None, None)
+            return cls(spec, _request_decoder(params_type, dec_hook), None, None, inputs)
         shape = msgspec.defstruct(
             f"{params_type.__name__}WithMetaText",
             [
@@ -206,6 +215,7 @@ class _Reader(NamedTuple):
             _request_decoder(shape, dec_hook),
             meta_type,
             functools.partial(support.decode, tp=meta_type),
+            inputs,
         )
 
 

@@ -18,6 +18,7 @@ from mcpgen.runtime.core.errors import (
 from mcpgen.runtime.core.events import BatchOpened, IncomingRequest, Negotiated, Send
 from support.sansio import (
     Completing,
+    CLIENT_INFO,
     LATEST_LEGACY,
     LEGACY,
     MODERN,
@@ -204,3 +205,27 @@ def test_a_batch_before_any_session_and_initialize_in_a_batch_are_refused() -> N
     handshake(conn, "2025-03-26")
     mixed = [request(1, "ping"), initialize(2, "2025-03-26")]
     assert "initialize must not be part of a batch" in error(feed(conn, mixed))["message"]
+
+
+def test_each_request_of_a_legacy_session_gets_its_own_copy_of_the_session_as_meta() -> None:
+    """What the session settled (version, client capabilities and info) is the ``_meta`` of
+    every request that sends none, typed as converting it anew would, and a copy each
+    time: a handler writing into one leaves the next unchanged. A request's own ``_meta``
+    is merged over it."""
+    conn = server()
+    handshake(conn, capabilities={"sampling": {}})
+    call = {"name": "echo", "arguments": {}}
+    first = feed(conn, request(1, "tools/call", call))[0]
+    assert isinstance(first, IncomingRequest)
+    meta = first.params.meta
+    assert meta["io.modelcontextprotocol/protocolVersion"] == LATEST_LEGACY
+    assert meta["io.modelcontextprotocol/clientInfo"].name == CLIENT_INFO["name"]
+    assert meta["io.modelcontextprotocol/clientCapabilities"].sampling is not None
+    meta["io.modelcontextprotocol/protocolVersion"] = "scribbled"
+    second = feed(conn, request(2, "tools/call", call))[0]
+    assert isinstance(second, IncomingRequest) and second.params.meta is not meta
+    assert second.params.meta["io.modelcontextprotocol/protocolVersion"] == LATEST_LEGACY
+    own = feed(conn, request(3, "tools/call", {**call, "_meta": {"progressToken": "t"}}))[0]
+    assert isinstance(own, IncomingRequest)
+    assert own.params.meta.progress_token == "t"
+    assert own.params.meta["io.modelcontextprotocol/protocolVersion"] == LATEST_LEGACY

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import server as s25
@@ -166,3 +167,82 @@ def test_an_older_servers_request_reaches_a_modern_client_and_is_answered_in_its
     sampled = result_of(conn.result(3, answer, "sampling/createMessage"))
     assert sampled["content"]["type"] == "text" and "audio/wav" in sampled["content"]["text"]
     assert (sampled["role"], sampled["model"]) == ("assistant", "m")
+
+
+RESULTS_BY_PLAN = [
+    ("tools/call", t.CallToolResult(content=[t.TextContent(text="x")])),
+    ("tools/call", t.CallToolResult(content=[t.TextContent(text="x")], is_error=True)),
+    ("tools/call", t.CallToolResult(content=[], structured_content={"a": 1})),
+    (
+        "tools/call",
+        t.CallToolResult(
+            content=[t.ImageContent(data="AA==", mime_type="image/png"), t.TextContent(text="y")],
+            meta=t.convert({"k": 1}, t.ResultMetaObject),
+        ),
+    ),
+    (
+        "tools/call",
+        t.CallToolResult(
+            content=[
+                t.EmbeddedResource(
+                    resource=t.convert(
+                        {"uri": "file:///a", "text": "a"},
+                        t.TextResourceContentsOrBlobResourceContents,
+                    )
+                )
+            ]
+        ),
+    ),
+    ("prompts/list", t.ListPromptsResult(prompts=[t.Prompt(name="p")], ttl_ms=5)),
+    ("tools/list", t.ListToolsResult(tools=[TOOL])),
+]
+
+
+@pytest.mark.parametrize("version", LEGACY)
+@pytest.mark.parametrize("method,result", RESULTS_BY_PLAN)
+def test_a_result_sent_as_it_is_by_its_types_plan_is_the_one_converting_it_gives(
+    version: str, method: str, result: Any
+) -> None:
+    """A result whose types agree with the peer's version (but for fields it lacks, left
+    out) goes out without being converted: the very bytes converting it gives."""
+    conn = server()
+    handshake(conn, version)
+    assert conn.version is not None
+    spec = conn.version.spec(conn.peer, method)
+    assert spec is not None
+    converted = conn.wire.reshape(result, spec.result, conn.version, method)
+    expected = conn.result(1, conn.wire.fill(converted, method))
+    assert conn.result(1, result, method) == expected
+
+
+PARAMS_READ_DIRECTLY = [
+    {"name": "a", "arguments": {"x": [1, {"y": None}]}},
+    {"name": "a"},
+    {"name": "a", "arguments": {}, "_meta": {"progressToken": 7}},
+    {"name": "a", "task": {"ttl": 1000}},
+    {"name": "a", "requestState": "s"},
+]
+
+
+@pytest.mark.parametrize("params", PARAMS_READ_DIRECTLY)
+def test_a_legacy_sessions_params_read_directly_are_those_converting_them_gives(
+    params: dict[str, Any],
+) -> None:
+    """Params whose type agrees with the application's (``_meta`` aside) are read as the
+    application's type at once: the same value as reading them at the session's version
+    and converting them gives, the session's ``_meta`` in it."""
+    from mcpgen.runtime.core import params as p
+    from mcpgen.runtime.core.capabilities import session_meta
+
+    conn = server()
+    handshake(conn, "2025-11-25")
+    version = conn.version
+    assert version is not None
+    spec, local = conn.route(version, "tools/call")
+    raw = msgspec.Raw(json.dumps(params).encode())
+
+    def settled() -> dict[str, Any]:
+        return session_meta(version, conn.peer_capabilities, conn.peer_info)
+
+    converted = p.incoming_params(raw, spec, version, local, conn.local, settled)
+    assert conn.incoming(raw, spec, local, version) == converted
