@@ -23,12 +23,14 @@ T = TypeVar("T")
 
 
 class BodyRefused(McpgenError):
-    """The request body cannot be read: too large (413) or too slow (408)."""
+    """The request body cannot be read: too large (413) or too slow (408). ``unread``:
+    the client is still sending it (see :func:`linger`)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, unread: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.unread = unread
 
 
 def text(headers: Headers, name: bytes) -> str | None:
@@ -125,13 +127,32 @@ async def _read_rest(
     while message["type"] != "http.disconnect":
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
+        more = message.get("more_body", False)
         if size > limit:
-            raise BodyRefused(413, _too_large(limit))
-        if not message.get("more_body", False):
+            raise BodyRefused(413, _too_large(limit), unread=more)
+        if not more:
             return b"".join((*chunks, chunk)) if chunks else chunk
         chunks.append(chunk)
         message = await receive()
     return b""
+
+
+async def linger(receive: Receive, timeout: float) -> None:
+    """Read and drop what is left of a request body refused as too large, for at most
+    ``timeout`` seconds, before the refusal is sent: an ASGI server that closes a
+    connection with unread data in it (hypercorn does, after an answer that came before
+    the body) makes the kernel reset it, which can destroy the answer on its way."""
+
+    async def drop() -> None:
+        while True:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+
+    try:
+        await asyncio.wait_for(drop(), timeout)
+    except asyncio.TimeoutError:
+        return
 
 
 class Iterating(Generic[T]):

@@ -33,7 +33,7 @@ from .served import HttpServed
 from .shared_sessions import SharedSessions
 from ..core import jsonrpc
 from .auth.resource_server import operation
-from .asgi import BodyRefused, Headers, Receive, Scope, Send, body_now, refuse, respond
+from .asgi import BodyRefused, Headers, Receive, Scope, Send, body_now, linger, refuse, respond
 from ..core.connection import Connection
 from ..aio.session import Session
 from .stateless import StatelessLane
@@ -411,6 +411,8 @@ class McpHttpApp:
         limits = self.limits
         claimed = headers.get(b"content-length")
         if claimed is not None and len(claimed) >= self._length_digits and _over(claimed, limits):
+            if b"expect" not in headers:  # (one asking 100-continue has not sent it)
+                await linger(receive, limits.linger_timeout)
             await refuse(send, 413, f"Payload Too Large: limit {limits.max_message_bytes} bytes")
             return
         try:
@@ -418,6 +420,8 @@ class McpHttpApp:
             if body.__class__ is CoroutineType:  # (not all of it came with the headers)
                 body = await body
         except BodyRefused as refused:
+            if refused.unread:  # (not after a 408: a client that slow gets no more time)
+                await linger(receive, limits.linger_timeout)
             await refuse(send, refused.status, refused.message)
             return
         said = headers.get(b"mcp-session-id")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +181,44 @@ def test_a_body_at_the_limit_is_accepted(endpoint: Endpoint) -> None:
     body = json.dumps(request("edge", "ping")).encode()
     response = endpoint.send("POST", PLAIN, body + b" " * (SMALL_BODY - len(body)))
     assert result_of(response, "edge") == {}
+
+
+@pytest.mark.parametrize("length_known", [True, False], ids=["content-length", "chunked"])
+def test_a_body_over_the_limit_is_read_before_its_413_so_the_connection_lives_on(
+    endpoint: Endpoint, length_known: bool
+) -> None:
+    """A body four times the limit, its first part sent, then (after a pause) the rest:
+    whatever ASGI server serves, nothing is answered before the whole body has come and
+    been dropped, so no server closes the connection with unread data in it (a reset,
+    which can destroy the answer), and the same connection answers the next request."""
+    ping = json.dumps(request("after", "ping")).encode()
+    body = ping + b" " * (4 * SMALL_BODY)
+    common = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    )
+    cut = SMALL_BODY + SMALL_BODY // 2  # over the limit already: refused from here on
+    if length_known:
+        head = f"{common}Content-Length: {len(body)}\r\n\r\n".encode()
+        first, rest = head + body[:cut], body[cut:]
+    else:
+        head = f"{common}Transfer-Encoding: chunked\r\n\r\n".encode()
+        first = head + b"%x\r\n%s\r\n" % (cut, body[:cut])
+        rest = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body) - cut, body[cut:])
+    with connect(endpoint.port) as sock:
+        sock.sendall(first)
+        ready, _, _ = select.select([sock], [], [], 0.3)
+        assert not ready, "answered before the body had come"
+        sock.sendall(rest)
+        reader = Reader(sock)
+        refused = reader.response()
+        assert refused.status == 413, refused
+        assert "Payload Too Large" in refused.json()["error"]["message"]
+        assert refused.headers.get("connection") != "close", refused.headers
+        sock.sendall(f"{common}Content-Length: {len(ping)}\r\n\r\n".encode() + ping)
+        answered = reader.response()
+        assert answered.status == 200, answered
+        assert answered.json() == {"jsonrpc": "2.0", "id": "after", "result": {}}
 
 
 def test_a_body_that_stops_coming_gets_408_and_the_server_keeps_serving(
