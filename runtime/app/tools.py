@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import logging
 import types as types_module
+from types import CoroutineType
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -194,7 +195,7 @@ class RegisteredTool:
             return _given(self._invalid(str(exc), ctx))
         try:
             value = self.fn(**kwargs)
-            if never_waits(value):
+            if value.__class__ is CoroutineType and never_waits(value):
                 value = outcome(value)
         except Exception as exc:
             return _given(self._failure(exc))
