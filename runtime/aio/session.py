@@ -39,10 +39,11 @@ from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
 from .at_once import NOTHING, Resumed, failed, never_waits, outcome, start
+from .outcomes import settled
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
-from ..core.modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired, http_status
+from ..core.modern import SUBSCRIPTION_ID, HttpHeaders, InputRequired
 
 log = logging.getLogger("mcpgen.runtime")
 #: The listen filter (and the kind of change) of one resource's updates.
@@ -329,7 +330,7 @@ class Session:
                 return self.answer(event, scope, failed(exc))
             if isinstance(exc, asyncio.CancelledError):
                 return NOTHING  # as the task it ran in would have been: cancelled, silent
-            return self._settled(event, scope, None, exc) or NOTHING
+            return settled(self.conn, event, scope, None, exc) or NOTHING
         if batch is not None or not never_waits(pending):  # a task's to run
             return self.answer(event, scope, pending)
         try:
@@ -337,8 +338,8 @@ class Session:
         except asyncio.CancelledError:
             return NOTHING
         except Exception as exc:
-            return self._settled(event, scope, None, exc) or NOTHING
-        return self._settled(event, scope, result, None) or NOTHING
+            return settled(self.conn, event, scope, None, exc) or NOTHING
+        return settled(self.conn, event, scope, result, None) or NOTHING
 
     def _send_now(
         self, event: ev.IncomingRequest, scope: RequestScope, answer: tuple[bytes, int | None]
@@ -455,8 +456,8 @@ class Session:
                 return None
             raise
         except Exception as exc:
-            return self._settled(event, scope, None, exc)
-        return self._settled(event, scope, result, None)
+            return settled(self.conn, event, scope, None, exc)
+        return settled(self.conn, event, scope, result, None)
 
     def answer_inline(
         self, event: ev.IncomingRequest, scope: RequestScope
@@ -466,33 +467,6 @@ class Session:
         of this method's; otherwise :meth:`answer`'s coroutine, to await."""
         answering = self._answering(event, scope)
         return None if answering is NOTHING else answering
-
-    def _settled(
-        self, event: ev.IncomingRequest, scope: RequestScope, result: Any, exc: Exception | None
-    ) -> tuple[bytes, int | None] | None:
-        """The answer to a request whose handler returned ``result`` or raised ``exc``:
-        its frame and HTTP status hint, or None when the peer cancelled the request."""
-        version = event.peer.version if event.peer is not None else None
-        status = None
-        try:
-            try:
-                if exc is not None:
-                    if isinstance(exc, UrlElicitationRequired):
-                        exc = scope.url_elicitation_required(exc)
-                    raise exc
-                frame = self.conn.result(event.id, result, event.spec.name, version)
-            except InputRequired:
-                frame = self.conn.result(event.id, self.conn.input_required(event, scope.asked))
-            except McpError as error:
-                frame = self.conn.error(event.id, error, version)
-                status = http_status(error.code) if version is not None else None
-            except RequestTimeout as timeout:  # the handler's own request went unanswered
-                frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, str(timeout)), version)
-        except Exception:  # the handler failed, or what it returned cannot be sent
-            log.exception("handler for %s failed", event.spec.name)
-            frame = self.conn.error(event.id, McpError(INTERNAL_ERROR, "Internal error"), version)
-            status = None
-        return None if scope.cancelled else (frame, status)
 
     async def _batch_skip(self, batch: int) -> None:
         """A request of a batch will never be answered (cancelled): expect one reply

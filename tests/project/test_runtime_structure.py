@@ -21,11 +21,7 @@ TOP_MODULES_AT_MOST = 6
 SANS_IO = ("core",)
 #: Lines past which a module is looked at again; the ones that stay bigger, and why.
 SOFT_SIZE = 800
-BIGGER: dict[str, str] = {
-    "aio.session": "a connection's Session and the RequestScope its handlers hold: the scope "
-    "reads the session's connection, pending requests and sends, so apart they would need "
-    "a pointer back",
-}
+BIGGER: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:
