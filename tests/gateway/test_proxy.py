@@ -458,15 +458,15 @@ def test_a_slow_call_becomes_a_task_of_the_proxy_after_task_after_ms(up: Mode, d
             await asyncio.sleep(seconds)
             return f"slept {seconds}"
 
-        async with proxied(up, down, app=app, task_after_ms=100) as (client, proxy):
+        async with proxied(up, down, app=app, task_after_ms=400) as (client, proxy):
             assert proxy.task_support("add") == "optional"
             quick = await client.session.call_tool_as_task("add", {"a": 1, "b": 2})
             if down == "auto":  # the server decides: answered at once
                 assert quick.immediate
             assert plain(await quick.result())["structuredContent"] == {"result": 3}
-            slow = await client.session.call_tool_as_task("pause", {"seconds": 0.4})
+            slow = await client.session.call_tool_as_task("pause", {"seconds": 1.0})
             assert not slow.immediate
-            assert text_of(await slow.result()) == "slept 0.4"
+            assert text_of(await slow.result()) == "slept 1.0"
             hanging = await client.session.call_tool_as_task("slow", {})
             assert not hanging.immediate
             await asyncio.wait_for(signals.started.wait(), 5)
