@@ -8,13 +8,21 @@ routed, in a ready legacy session, becomes the same ``IncomingRequest``
 era checks, the event list, the special methods). Anything else, or anything the lane is
 not sure of, gets None and goes the general way, which reads it again and answers it,
 refusals and errors included: the lane never answers or refuses a frame itself.
+
+When the peer speaks the application's own version, a frame is decoded in one pass: the
+envelope and the params at once, the member of a union tagged by ``method`` that has the
+method's params type (:func:`typed_requests`). A frame that union does not take (a method
+outside it, an undeclared key, anything invalid) is read again in two steps, the envelope
+(:func:`jsonrpc.plain_request`) then its params.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, Literal, Union
 
-from msgspec import ValidationError
+import msgspec
+from msgspec import UNSET, UnsetType, ValidationError
 
 from . import jsonrpc
 from .binding import MethodSpec
@@ -23,7 +31,7 @@ from .errors import McpError
 from .events import IncomingRequest
 from .lifecycle import State
 from .modern import HttpHeaders
-from .negotiation import VersionInfo
+from .negotiation import VersionInfo, package_of
 
 #: Requests the connection answers or acts on itself (``Connection._on_request``).
 _SPECIAL = frozenset({"ping", "initialize", "logging/setLevel"})
@@ -32,7 +40,7 @@ _SPECIAL = frozenset({"ping", "initialize", "logging/setLevel"})
 class Lane:
     """The fast way in for one connection's requests (see the module docstring)."""
 
-    __slots__ = ("conn", "version", "routes", "decode")
+    __slots__ = ("conn", "version", "routes", "decode", "typed")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -43,6 +51,8 @@ class Lane:
         self.routes: dict[str, tuple[MethodSpec, MethodSpec, Any]] = {}
         #: The ``decode`` of the application's types (the binding's).
         self.decode: Any = conn.local.binding.types.decode
+        #: Decodes a whole request in the application's version (None: not made yet).
+        self.typed: msgspec.json.Decoder[Any] | None = None
 
     def request(self, frame: bytes, http: HttpHeaders | None = None) -> IncomingRequest | None:
         """The event of ``frame`` when it is a plain request the lane takes; else None."""
@@ -50,18 +60,35 @@ class Lane:
         version = conn.version
         if version is None or conn.state is not State.READY or version.extensions:
             return None
-        m = jsonrpc.plain_request(frame, conn.limits.max_depth)
-        if m is None:
-            return None
-        route = self.routes.get(m.method) if version is self.version else None
+        typed: Any = None
+        if version is conn.local:
+            # plain_request's cheap test first (its brackets counted by what deleting them
+            # leaves: one pass); what fails it, the general path reads
+            if len(frame) - len(frame.translate(None, b"{[")) > conn.limits.max_depth:
+                return None
+            if not frame.isascii():
+                return None
+            try:
+                typed = (self.typed or self._typed()).decode(frame)
+            except Exception:  # not a request the union takes: read in two steps below
+                pass
+        if typed is not None:  # no raw params: typed in the peer's own version, they hold all
+            request_id, method, raw = typed.id, typed.rpc_method, None
+        else:
+            m = jsonrpc.plain_request(frame, conn.limits.max_depth)
+            if m is None:
+                return None
+            request_id, method, raw = m.id, m.method, m.params or None
+        route = self.routes.get(method) if version is self.version else None
         if route is None:
-            route = self._route(version, m.method)
+            route = self._route(version, method)
             if route is None:
                 return None
         spec, local, params_type = route
-        raw = m.params or None
         try:
-            if params_type is not None and raw is not None:  # decode_params' common case
+            if typed is not None and typed.params is not UNSET:
+                params = typed.params
+            elif params_type is not None and raw is not None:  # decode_params' common case
                 params = self.decode(raw, params_type)
             else:
                 params = conn.incoming(raw, spec, local, version)
@@ -69,7 +96,11 @@ class Lane:
             return None
         found = getattr(params, "meta", None)  # an open object is a dict
         meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
-        return IncomingRequest(m.id, local, params, meta, None, None, None, http, raw)
+        return IncomingRequest(request_id, local, params, meta, None, None, None, http, raw)
+
+    def _typed(self) -> msgspec.json.Decoder[Any]:
+        self.typed = typed = typed_requests(self.conn.local, self.conn.peer)
+        return typed
 
     def _route(
         self, version: VersionInfo, method: str
@@ -87,3 +118,52 @@ class Lane:
         same = version is self.conn.local and local.params is not None
         route = self.routes[method] = (spec, local, local.params if same else None)
         return route
+
+
+#: (types module, sender) → the union decoder of its requests (see typed_requests).
+_unions: dict[tuple[str, str], msgspec.json.Decoder[Any]] = {}
+
+
+def typed_requests(version: VersionInfo, sender: str) -> msgspec.json.Decoder[Any]:
+    """A decoder of one whole request ``sender`` sends in ``version``: a union, tagged by
+    ``method``, of one struct per method the lane reads (not the special ones) whose params
+    decode in one pass with the version's types (no default to settle after decoding, no
+    tag of their own); each struct's ``rpc_method`` names its method. Made once per
+    version and sender."""
+    binding = version.binding
+    key = (binding.types.__name__, sender)
+    found = _unions.get(key)
+    if found is not None:
+        return found
+    support = importlib.import_module(package_of(binding) + "._support")
+    members: list[Any] = []
+    for (who, method), spec in version.table.items():
+        params = spec.params
+        if who != sender or spec.kind != "request" or method in _SPECIAL or params is None:
+            continue
+        config = getattr(params, "__struct_config__", None)
+        if config is None or config.tag_field is not None or support.settling_of(params):
+            continue
+        fields = [
+            ("jsonrpc", Literal["2.0"]),
+            ("id", Union[int, str]),
+            ("params", Union[params, UnsetType], UNSET),
+        ]
+        members.append(
+            msgspec.defstruct(
+                f"Request[{method}]",
+                fields,
+                kw_only=True,
+                forbid_unknown_fields=True,
+                tag_field="method",
+                tag=method,
+                namespace={"rpc_method": method},
+            )
+        )
+    union: Any = Union[tuple(members)] if members else _NoRequest
+    decoder = _unions[key] = msgspec.json.Decoder(union, dec_hook=support.dec_hook)
+    return decoder
+
+
+class _NoRequest(msgspec.Struct, tag_field="method", tag="\x00none\x00"):
+    """The union of a version with no method to read in one pass (no frame is one)."""

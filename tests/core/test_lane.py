@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen.generated.v2025_11_25 import server as stubs_2025
@@ -72,17 +73,49 @@ class Legacy(stubs_2025.ServerHandlers):
 
 
 @pytest.mark.parametrize("message", TAKEN)
-def test_a_plain_request_in_the_applications_own_version_is_decoded_directly(
+def test_a_plain_request_in_the_applications_own_version_is_decoded_in_one_pass(
     message: Any,
 ) -> None:
+    """The envelope and params decoded at once: the general path's event, without the raw
+    params (typed in the peer's own version, the params hold all the peer sent)."""
     conn = server(Legacy())
     handshake(conn, LEGACY[-1])
     lane = Lane(conn)
     event = lane.request(frame(message))
     assert isinstance(event, IncomingRequest)
-    assert event == conn.receive(frame(message))[0]
+    general = conn.receive(frame(message))[0]
+    assert isinstance(general, IncomingRequest)
+    assert event == msgspec.structs.replace(general, raw_params=None)
     invalid = request(1, "tools/call", {"name": 3})
     assert lane.request(frame(invalid)) is None  # the general path answers it
+
+
+TWO_STEPS = [
+    pytest.param(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c","extra":1}}',
+        id="undeclared key",
+    ),
+    pytest.param(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{}},"method":"tools/list"}',
+        id="method said twice",
+    ),
+]
+
+
+@pytest.mark.parametrize("data", TWO_STEPS)
+def test_what_one_pass_cannot_read_is_read_in_two_as_the_general_path_reads_it(
+    data: bytes,
+) -> None:
+    """A frame the one-pass union refuses (a key its params type does not declare; the
+    method given twice, the last one counting) is read envelope first, then params, and
+    still becomes the general path's event, the undeclared keys kept."""
+    conn = server(Legacy())
+    handshake(conn, LEGACY[-1])
+    event = Lane(conn).request(data)
+    assert isinstance(event, IncomingRequest)
+    assert event.spec.name == "tools/list" and event.raw_params is not None
+    assert event == conn.receive(data)[0]
 
 
 @pytest.mark.parametrize("message", LEFT)
