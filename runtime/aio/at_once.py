@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import enum
 import sys
 from collections.abc import Awaitable, Coroutine, Generator
 from opcode import opmap
@@ -22,8 +23,19 @@ from typing import Any, Generic, TypeGuard, TypeVar
 T = TypeVar("T")
 #: The instructions a coroutine's frame suspends at (``YIELD_FROM``: Python 3.10's await).
 _YIELDS = frozenset(opmap[name] for name in ("YIELD_VALUE", "YIELD_FROM") if name in opmap)
-#: Code object → whether its coroutine can suspend (see :func:`never_waits`).
-_waits: dict[CodeType, bool] = {}
+#: ``id`` of a code object → it, and whether its coroutine can suspend (see
+#: :func:`never_waits`; by ``id``: hashing a code object hashes all its constants).
+_waits: dict[int, tuple[CodeType, bool]] = {}
+
+
+class Waits(enum.Enum):
+    """What :func:`at_once` gives for an awaitable it cannot run to its end."""
+
+    WAITS = "waits"
+
+
+#: What :func:`at_once` gives for an awaitable that may suspend (to be awaited instead).
+WAITS = Waits.WAITS
 
 
 def never_waits(handler: Awaitable[Any]) -> TypeGuard[Coroutine[Any, Any, Any]]:
@@ -33,18 +45,29 @@ def never_waits(handler: Awaitable[Any]) -> TypeGuard[Coroutine[Any, Any, Any]]:
     if type(handler) is not CoroutineType:
         return False
     code = handler.cr_code
-    waits = _waits.get(code)
-    if waits is None:
-        raw = code.co_code
-        waits = _waits[code] = any(raw[i] in _YIELDS for i in range(0, len(raw), 2))
-    return not waits
+    known = _waits.get(id(code))
+    return not (_learn(code) if known is None or known[0] is not code else known)[1]
 
 
-def outcome(handler: Coroutine[Any, Any, T]) -> T:
-    """What a coroutine that cannot suspend (:func:`never_waits`) returns, or raises, run
-    to its end here."""
+def _learn(code: CodeType) -> tuple[CodeType, bool]:
+    """Whether coroutines of ``code`` can suspend, remembered (with the code object itself,
+    so that its ``id`` is not reused while it is a key)."""
+    raw = code.co_code
+    known = _waits[id(code)] = (code, any(raw[i] in _YIELDS for i in range(0, len(raw), 2)))
+    return known
+
+
+def at_once(handler: Awaitable[T]) -> T | Waits:
+    """What ``handler`` returns (or raises), run to its end here when it is a coroutine
+    that cannot suspend (:func:`never_waits`); else :data:`WAITS`, nothing of it run."""
+    if type(handler) is not CoroutineType:
+        return WAITS
+    code = handler.cr_code
+    known = _waits.get(id(code))  # never_waits, inline: every request's path
+    if (_learn(code) if known is None or known[0] is not code else known)[1]:
+        return WAITS
     try:
-        handler.send(None)
+        handler.send(None)  # pyright: ignore[reportUnknownMemberType]: any coroutine
     except StopIteration as done:
         return done.value  # (Any: no call to typing.cast on every request's path)
     raise RuntimeError("a coroutine that cannot suspend did")  # pragma: no cover

@@ -9,6 +9,7 @@ on the sender exactly as a full pipe would.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 from ..core.jsonrpc import RequestId
 
@@ -38,6 +39,17 @@ class MemoryTransport:
         if self.closed:
             raise ConnectionError("in-memory transport closed")
         await self.outbox.put(data)
+
+    def write_now(self, data: bytes) -> Awaitable[None] | None:
+        """Queue ``data`` at once: None, or the wait for room when the queue is full
+        (``session.WritesNow``)."""
+        if self.closed:
+            raise ConnectionError("in-memory transport closed")
+        try:
+            self.outbox.put_nowait(data)
+        except asyncio.QueueFull:
+            return self.outbox.put(data)
+        return None
 
     async def close(self) -> None:
         """Tell the other end that nothing more comes (it reads None), and end this end's

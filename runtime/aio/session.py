@@ -38,7 +38,7 @@ from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
-from .at_once import NOTHING, Resumed, failed, never_waits, outcome, start
+from .at_once import NOTHING, WAITS, Resumed, at_once, failed, start
 from .outcomes import settled
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
@@ -73,6 +73,17 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+class WritesNow(Protocol):
+    """A transport whose frames all go one way (no routing by request, no status), which
+    can start a frame's writing without a coroutine: a session writes the answers it has
+    at once through it (``stdio``)."""
+
+    def write_now(self, data: bytes) -> Awaitable[None] | None:
+        """Write ``data`` (a frame); None when the peer took it all, else what to await
+        until it has (the transport's backpressure)."""
+        ...
+
+
 class Session:
     """Runs one connection over one transport until the peer goes away."""
 
@@ -93,6 +104,7 @@ class Session:
         "_room",
         "subscriptions",
         "subscribed",
+        "_write_now",
     )
 
     def __init__(
@@ -126,6 +138,10 @@ class Session:
         #: a session kept for several processes writes them back (and may raise
         #: ``McpError``, the request's answer). None: nothing to do.
         self.subscribed: Callable[[], Awaitable[None]] | None = None
+        #: The transport's ``write_now`` (:class:`WritesNow`), if it has one.
+        self._write_now: Callable[[bytes], Awaitable[None] | None] | None = getattr(
+            transport, "write_now", None
+        )
 
     @property
     def negotiated(self) -> asyncio.Future[str]:
@@ -292,10 +308,30 @@ class Session:
     def _begin(self, event: ev.IncomingRequest) -> None:
         """Answer a request in a task of its own, so that reading goes on while it runs;
         or, when its handler cannot suspend, here and now (what a task would have done,
-        minus the task: the handler runs in a copy of the context all the same)."""
+        minus the task: the handler runs in a copy of the context all the same), its
+        answer written at once; should the transport make that wait, in a task that
+        counts as the request in flight until it is written."""
         scope, answer = self._started(event)
-        if answer is not None:  # answered at once (never a batch's request)
-            self._send_now(event, scope, answer)
+        if answer is None or answer is NOTHING or self._closed:  # (None: in a task)
+            return
+        write_now = self._write_now
+        try:
+            if write_now is not None:
+                rest = write_now(answer[0])
+                if rest is None:
+                    return
+            else:
+                sending = self.transport.send(answer[0], event.id, True, answer[1])  # as _send
+                try:
+                    rest = Resumed(sending, sending.send(None))
+                except StopIteration:
+                    return
+        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
+            log.debug("send failed: %s", exc)
+            return
+        task = start(self._serve(event, scope, self._written(rest)))
+        if not task.done():
+            self._handlers[event.id] = (task, scope)
 
     def _started(
         self, event: ev.IncomingRequest, waiting: Callable[[], None] | None = None
@@ -331,34 +367,17 @@ class Session:
             if isinstance(exc, asyncio.CancelledError):
                 return NOTHING  # as the task it ran in would have been: cancelled, silent
             return settled(self.conn, event, scope, None, exc) or NOTHING
-        if batch is not None or not never_waits(pending):  # a task's to run
+        if batch is not None:  # a task's to run
             return self.answer(event, scope, pending)
         try:
-            result = outcome(pending)
+            result = at_once(pending)
         except asyncio.CancelledError:
             return NOTHING
         except Exception as exc:
             return settled(self.conn, event, scope, None, exc) or NOTHING
+        if result is WAITS:  # a task's to run
+            return self.answer(event, scope, pending)
         return settled(self.conn, event, scope, result, None) or NOTHING
-
-    def _send_now(
-        self, event: ev.IncomingRequest, scope: RequestScope, answer: tuple[bytes, int | None]
-    ) -> None:
-        """Write the answer of a request answered at once; should the transport make it
-        wait, in a task that counts as the request in flight until it is written."""
-        if answer is NOTHING or self._closed:
-            return
-        sending = self.transport.send(answer[0], event.id, True, answer[1])  # as _send does
-        try:
-            waiting = sending.send(None)
-        except StopIteration:
-            return
-        except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
-            log.debug("send failed: %s", exc)
-            return
-        task = start(self._serve(event, scope, self._written(Resumed(sending, waiting))))
-        if not task.done():
-            self._handlers[event.id] = (task, scope)
 
     async def _written(self, sending: Awaitable[None]) -> None:
         """The rest of a frame's writing (see :meth:`_send`)."""

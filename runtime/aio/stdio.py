@@ -21,7 +21,7 @@ import os
 import selectors
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 
 from ..core.errors import INVALID_REQUEST
 from ..core.jsonrpc import encode_error
@@ -230,14 +230,20 @@ class StdioServerTransport(_LineReader):
     async def send(
         self, data: bytes, related: object = None, final: bool = False, status: object = None
     ) -> None:
-        if self.writer is None:
-            _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
-            return
+        rest = self.write_now(data)
+        if rest is not None:
+            await rest
+
+    def write_now(self, data: bytes) -> Awaitable[None] | None:
+        """Write one frame: None once the pipe (or file) took it all, else the writer's
+        drain to await (``session.WritesNow``)."""
         writer = self.writer
+        if writer is None:
+            _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
+            return None
         pipe = writer.transport  # what StreamWriter.write writes to
         pipe.write(data + b"\n")
-        if pipe.get_write_buffer_size():  # else the pipe took it all: nothing to wait for
-            await writer.drain()
+        return writer.drain() if pipe.get_write_buffer_size() else None
 
     async def oversized(self, head: bytes, tail: bytes, length: int) -> None:
         await super().oversized(head, tail, length)

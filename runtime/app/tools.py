@@ -24,7 +24,7 @@ from . import content as helpers
 from .docstrings import parse
 from ..core.errors import INVALID_PARAMS, McpError, McpgenError, RequestTimeout
 from ..core.modern import InputRequired
-from ..aio.at_once import never_waits, outcome
+from ..aio.at_once import WAITS, at_once
 from ..core.json_values import as_array, listed
 from .schemas import (
     JSON_TYPES,
@@ -195,8 +195,10 @@ class RegisteredTool:
             return _given(self._invalid(str(exc), ctx))
         try:
             value = self.fn(**kwargs)
-            if value.__class__ is CoroutineType and never_waits(value):
-                value = outcome(value)
+            if value.__class__ is CoroutineType:
+                done = at_once(value)
+                if done is not WAITS:
+                    value = done
         except Exception as exc:
             return _given(self._failure(exc))
         if awaitable(value):  # an async function that may suspend

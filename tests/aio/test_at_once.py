@@ -10,11 +10,12 @@ import contextvars
 import json
 from typing import Any
 
+import pytest
 from mcpgen.generated.v2025_11_25 import server as stubs
 from mcpgen.generated.v2025_11_25 import types as t
 from mcpgen.runtime import Limits, Server
-from mcpgen.runtime.aio.at_once import never_waits
-from mcpgen.runtime.aio.memory import memory_pair
+from mcpgen.runtime.aio.at_once import WAITS, at_once, never_waits
+from mcpgen.runtime.aio.memory import MemoryTransport, memory_pair
 
 TIMEOUT = 10.0
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="nothing")
@@ -65,9 +66,11 @@ HANDSHAKE = [
 ]
 
 
-async def serving(server: Server, maxsize: int = 0) -> tuple[Any, asyncio.Task[None]]:
+async def serving(
+    server: Server, maxsize: int = 0, writes_now: bool = True
+) -> tuple[Any, asyncio.Task[None]]:
     client, end = memory_pair(maxsize)
-    task = asyncio.ensure_future(server.serve(end))
+    task = asyncio.ensure_future(server.serve(end if writes_now else SendOnly(end)))
     for line in HANDSHAKE:
         await client.send(line)
     assert b'"protocolVersion"' in (await asyncio.wait_for(client.receive(), TIMEOUT) or b"")
@@ -100,6 +103,33 @@ def test_never_waits_tells_a_coroutine_without_a_yield_point() -> None:
     for c in coroutines:
         c.close()
     assert not never_waits(asyncio.Future.__await__)  # type: ignore[arg-type]
+
+
+def test_at_once_runs_only_a_coroutine_that_cannot_suspend_and_gives_what_it_returns() -> None:
+    ran: list[str] = []
+
+    async def returns() -> int:
+        ran.append("returns")
+        return 7
+
+    async def raises() -> int:
+        raise ValueError("boom")
+
+    async def awaits() -> int:
+        ran.append("awaits")
+        await asyncio.sleep(0)
+        return 1
+
+    assert at_once(returns()) == 7
+    with pytest.raises(ValueError, match="boom"):
+        at_once(raises())
+    waiting = awaits()
+    assert at_once(waiting) is WAITS and ran == ["returns"]  # not even started
+    waiting.close()
+    loop = asyncio.new_event_loop()
+    assert at_once(loop.create_future()) is WAITS
+    loop.close()
+    assert at_once(returns()) == 7  # (what it learnt of the code, remembered, still holds)
 
 
 def test_handlers_answered_at_once_each_run_in_a_context_of_their_own() -> None:
@@ -142,10 +172,33 @@ def test_a_waiting_handler_holds_up_no_other_request_and_can_be_cancelled() -> N
     asyncio.run(scenario())
 
 
-def test_an_answer_the_transport_holds_back_counts_as_in_flight_until_written() -> None:
+class SendOnly:
+    """A transport with ``send`` alone (no ``write_now``): answers go through its coroutine."""
+
+    def __init__(self, end: MemoryTransport) -> None:
+        self.end = end
+
+    async def receive(self) -> bytes | None:
+        return await self.end.receive()
+
+    async def send(
+        self, data: bytes, related: Any = None, final: bool = False, status: Any = None
+    ) -> None:
+        await self.end.send(data)
+
+    async def close(self) -> None:
+        await self.end.close()
+
+
+@pytest.mark.parametrize("writes_now", [True, False], ids=["write_now", "send"])
+def test_an_answer_the_transport_holds_back_counts_as_in_flight_until_written(
+    writes_now: bool,
+) -> None:
+    """Whether the transport starts a write without a coroutine (``write_now``) or not."""
+
     async def scenario() -> None:
         server = Server(Handlers(), name="t", limits=Limits(max_in_flight=3))
-        client, serving_task = await serving(server, maxsize=1)
+        client, serving_task = await serving(server, maxsize=1, writes_now=writes_now)
 
         async def send_all() -> None:  # the server's inbox holds one: sending waits too
             for i in range(1, 8):
