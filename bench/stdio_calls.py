@@ -6,6 +6,7 @@ import argparse
 import math
 import os
 import re
+import statistics
 import subprocess
 import tempfile
 import time
@@ -136,18 +137,26 @@ def per_call_instructions(args: argparse.Namespace) -> dict[str, Any]:
             handshake(server)
             calls(server, 1, 5)
     per_call: dict[str, float] = {}
+    spread: dict[str, list[int]] = {}
     for peer in chosen:
-        progress(f"{peer.key}: two cachegrind runs")
-        with ThreadPoolExecutor(2) as pool:
-            short, long = pool.map(lambda n: instructions(peer, n), (n1, n2))
-        per_call[peer.key] = round((long - short) / (n2 - n1))
-    print(table(["server", "instructions per call"], [[k, f"{v:,}"] for k, v in per_call.items()]))
+        for i in range(args.pairs):
+            progress(f"{peer.key}: two cachegrind runs ({i + 1} of {args.pairs})")
+            with ThreadPoolExecutor(2) as pool:
+                short, long = pool.map(lambda n: instructions(peer, n), (n1, n2))
+            spread.setdefault(peer.key, []).append(round((long - short) / (n2 - n1)))
+        per_call[peer.key] = round(statistics.median(spread[peer.key]))
+    rows = [
+        [k, f"{v:,}", f"{min(spread[k]):,}", f"{max(spread[k]):,}"] for k, v in per_call.items()
+    ]
+    print(table(["server", "instructions per call", "min", "max"], rows))
+    note("each pair of runs has its own hash seed (python -I): the median of --pairs pairs")
     ratios: dict[str, float] = {}
     for top, bottom in (("sdk", "ours"), ("ours", "bare"), ("ours-app", "ours")):
         if top in per_call and bottom in per_call:
             ratios[f"{top}_over_{bottom}"] = r = round(per_call[top] / per_call[bottom], 2)
             note(f"{top} / {bottom}: {r:.2f}× the instructions per call")
-    return emit(NAME, {"n1": n1, "n2": n2, "instructions_per_call": per_call, "ratios": ratios})
+    payload = {"n1": n1, "n2": n2, "instructions_per_call": per_call, "pairs": spread}
+    return emit(NAME, payload | {"ratios": ratios})
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -293,5 +302,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     p.add_argument("--n1", type=int, default=100, help="calls in the shorter counted run (100)")
     p.add_argument("--n2", type=int, default=600, help="calls in the longer counted run (600)")
+    p.add_argument("--pairs", type=int, default=3, help="pairs of counted runs per server (3)")
     args = p.parse_args(argv)
     return per_call_instructions(args) if args.instructions else measure(args)
