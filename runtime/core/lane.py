@@ -40,7 +40,7 @@ _SPECIAL = frozenset({"ping", "initialize", "logging/setLevel"})
 class Lane:
     """The fast way in for one connection's requests (see the module docstring)."""
 
-    __slots__ = ("conn", "version", "routes", "decode", "typed")
+    __slots__ = ("conn", "version", "routes", "decode", "typed", "max_depth")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -51,6 +51,8 @@ class Lane:
         self.routes: dict[str, tuple[MethodSpec, MethodSpec, Any]] = {}
         #: The ``decode`` of the application's types (the binding's).
         self.decode: Any = conn.local.binding.types.decode
+        #: Nesting the general path refuses (``jsonrpc.refusal``): such frames are its.
+        self.max_depth = conn.limits.max_depth
         #: Decodes a whole request in the application's version (None: not made yet).
         self.typed: msgspec.json.Decoder[Any] | None = None
 
@@ -62,9 +64,10 @@ class Lane:
             return None
         typed: Any = None
         if version is conn.local:
-            # plain_request's cheap test first (its brackets counted by what deleting them
-            # leaves: one pass); what fails it, the general path reads
-            if len(frame) - len(frame.translate(None, b"{[")) > conn.limits.max_depth:
+            # plain_request's cheap test first (the second count only when there is a
+            # bracket to count: memchr's pace); what fails it, the general path reads
+            openers = frame.count(b"{") + (frame.count(b"[") if b"[" in frame else 0)
+            if openers > self.max_depth:
                 return None
             if not frame.isascii():
                 return None
@@ -75,7 +78,7 @@ class Lane:
         if typed is not None:  # no raw params: typed in the peer's own version, they hold all
             request_id, method, raw = typed.id, typed.rpc_method, None
         else:
-            m = jsonrpc.plain_request(frame, conn.limits.max_depth)
+            m = jsonrpc.plain_request(frame, self.max_depth)
             if m is None:
                 return None
             request_id, method, raw = m.id, m.method, m.params or None
