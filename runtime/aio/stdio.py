@@ -204,6 +204,8 @@ class StdioServerTransport(_LineReader):
     ) -> None:
         super().__init__(reader, limits.max_message_bytes)
         self.writer = writer
+        #: What the writer writes to (its ``transport`` property, read once).
+        self.pipe = writer.transport if writer is not None else None
         self.out = sys.stdout.fileno()
         self.feeder = feeder
 
@@ -237,11 +239,10 @@ class StdioServerTransport(_LineReader):
     def write_now(self, data: bytes) -> Awaitable[None] | None:
         """Write one frame: None once the pipe (or file) took it all, else the writer's
         drain to await (``session.WritesNow``)."""
-        writer = self.writer
-        if writer is None:
+        writer, pipe = self.writer, self.pipe
+        if writer is None or pipe is None:
             _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns
             return None
-        pipe = writer.transport  # what StreamWriter.write writes to
         pipe.write(data + b"\n")
         return writer.drain() if pipe.get_write_buffer_size() else None
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
+import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -367,7 +367,9 @@ class Server:
         session = Session(self.connection(), transport, self.dispatch, self.on_notification)
         self.sessions.add(session)
         try:
-            await session.run()
+            # in a task of its own (cancelled with this one): every wait of the read loop
+            # resumes a chain of coroutines, and this one and its callers stay out of it
+            await asyncio.ensure_future(session.run())
         finally:
             self.sessions.discard(session)
             await transport.close()
