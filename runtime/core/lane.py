@@ -60,10 +60,7 @@ class Lane:
         """The event of ``frame`` when it is a plain request the lane takes; else None."""
         conn = self.conn
         version = conn.version
-        # (_state, not the state property: a property call on every frame costs about
-        # 1k instructions, and the lane is the connection's own package)
-        ready = conn._state is State.READY  # pyright: ignore[reportPrivateUsage]
-        if version is None or not ready or version.extensions:
+        if version is None or conn.state is not State.READY or version.extensions:
             return None
         typed: Any = None
         if version is conn.local:
