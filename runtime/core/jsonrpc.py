@@ -192,7 +192,8 @@ def refusal(frame: bytes | str, max_depth: int = DEFAULT.max_depth) -> Invalid |
     answer to a frame refused for its nesting is :func:`parse`'s (its syntax first).
     """
     data = frame.encode() if isinstance(frame, str) else frame
-    openers = data.count(b"{") + (data.count(b"[") if b"[" in data else 0)
+    # (find, not `in`: bytes.__contains__ raises and clears a TypeError first)
+    openers = data.count(b"{") + (data.count(b"[") if data.find(b"[") >= 0 else 0)
     if openers <= max_depth and data.isascii():
         return None
     try:

@@ -236,7 +236,7 @@ class _MadeProbe(msgspec.Struct):
 def made_a_task(raw: msgspec.Raw) -> bool:
     """Whether an answer is a task made of the request: 2025-11-25's ``{task: {...}}``,
     2026-07-28's ``resultType: "task"``."""
-    if b"task" not in bytes(raw):
+    if bytes(raw).find(b"task") < 0:  # (not `in`: it raises and clears a TypeError first)
         return False
     try:
         probe = msgspec.json.decode(raw, type=_MadeProbe)
@@ -284,7 +284,7 @@ class _InputRequiredProbe(msgspec.Struct):
 def asked_for_input(raw: msgspec.Raw) -> tuple[dict[str, Any], str | None] | None:
     """The input requests and state of a modern ``input_required`` answer, or None when
     ``raw`` is another answer (the final result)."""
-    if b"input_required" not in bytes(raw):
+    if bytes(raw).find(b"input_required") < 0:  # (not `in`: see made_a_task)
         return None
     try:
         asked = msgspec.json.decode(raw, type=_InputRequiredProbe)

@@ -82,7 +82,7 @@ class StatelessLane:
         # jsonrpc.refusal's cheap test, inline (its brackets counted by what their removal
         # leaves: memchr's pace); only a frame that fails it is looked at again
         openers = len(body) - len(body.replace(b"{", b""))
-        if b"[" in body:
+        if body.find(b"[") >= 0:  # (not `in`: it raises and clears a TypeError first)
             openers += len(body) - len(body.replace(b"[", b""))
         if openers > self.max_depth or not body.isascii():
             if jsonrpc.refusal(body, self.max_depth) is not None:
