@@ -62,38 +62,49 @@ class Lane:
         version = conn.version
         if version is None or conn.state is not State.READY or version.extensions:
             return None
-        typed: Any = None
-        if version is conn.local:
-            # plain_request's cheap test first (the second count only when there is a
-            # bracket to count: memchr's pace); what fails it, the general path reads.
-            # find, not `in`: bytes.__contains__ tries its argument as an int first, and
-            # the TypeError it raises and clears costs 1.8k instructions every time
-            openers = frame.count(b"{") + (frame.count(b"[") if frame.find(b"[") >= 0 else 0)
-            if openers > self.max_depth:
-                return None
-            if not frame.isascii():
-                return None
-            try:
-                typed = (self.typed or self._typed()).decode(frame)
-            except Exception:  # not a request the union takes: read in two steps below
-                pass
-        if typed is not None:  # no raw params: typed in the peer's own version, they hold all
-            request_id, method, raw = typed.id, typed.rpc_method, None
-        else:
-            m = jsonrpc.plain_request(frame, self.max_depth)
-            if m is None:
-                return None
-            request_id, method, raw = m.id, m.method, m.params or None
-        route = self.routes.get(method) if version is self.version else None
+        if version is not conn.local:
+            return self._two_steps(frame, version, http)
+        # plain_request's cheap test first (the second count only when there is a
+        # bracket to count: memchr's pace); what fails it, the general path reads.
+        # find, not `in`: bytes.__contains__ tries its argument as an int first, and
+        # the TypeError it raises and clears costs 1.8k instructions every time
+        openers = frame.count(b"{") + (frame.count(b"[") if frame.find(b"[") >= 0 else 0)
+        if openers > self.max_depth or not frame.isascii():
+            return None
+        try:
+            typed = (self.typed or self._typed()).decode(frame)
+        except Exception:  # not a request the union takes: read in two steps
+            return self._two_steps(frame, version, http)
+        params = typed.params
+        if params is UNSET:  # (left out: the connection says what that means)
+            return self._two_steps(frame, version, http)
+        # (_routed's lookup, inline: a call fewer on every request's path)
+        route = self.routes.get(typed.rpc_method) if version is self.version else None
         if route is None:
-            route = self._route(version, method)
+            route = self._route(version, typed.rpc_method)
             if route is None:
                 return None
+        found = getattr(params, "meta", None)  # an open object is a dict
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
+        # no raw params: typed in the peer's own version, they hold all it sent
+        return IncomingRequest(typed.id, route[1], params, meta, None, None, None, http)
+
+    def _two_steps(
+        self, frame: bytes, version: VersionInfo, http: HttpHeaders | None
+    ) -> IncomingRequest | None:
+        """:meth:`request` by the envelope (:func:`jsonrpc.plain_request`), then the
+        params: in another version than the application's, or what the union refused."""
+        conn = self.conn
+        m = jsonrpc.plain_request(frame, self.max_depth)
+        if m is None:
+            return None
+        route = self._routed(version, m.method)
+        if route is None:
+            return None
         spec, local, params_type = route
+        raw = m.params or None
         try:
-            if typed is not None and typed.params is not UNSET:
-                params = typed.params
-            elif params_type is not None and raw is not None:  # decode_params' common case
+            if params_type is not None and raw is not None:  # decode_params' common case
                 params = self.decode(raw, params_type)
             else:
                 params = conn.incoming(raw, spec, local, version)
@@ -101,7 +112,14 @@ class Lane:
             return None
         found = getattr(params, "meta", None)  # an open object is a dict
         meta: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore
-        return IncomingRequest(request_id, local, params, meta, None, None, None, http, raw)
+        return IncomingRequest(m.id, local, params, meta, None, None, None, http, raw)
+
+    def _routed(
+        self, version: VersionInfo, method: str
+    ) -> tuple[MethodSpec, MethodSpec, Any] | None:
+        """The route of ``method`` remembered for ``version``, else :meth:`_route`'s."""
+        route = self.routes.get(method) if version is self.version else None
+        return route if route is not None else self._route(version, method)
 
     def _typed(self) -> msgspec.json.Decoder[Any]:
         self.typed = typed = typed_requests(self.conn.local, self.conn.peer)
