@@ -341,7 +341,9 @@ def _check_type(what: str, name: str, annotation: Any, context_type: type | None
     bad = unsupported(annotation)
     if bad is not None:
         said = carried(f"parameter {name!r}", annotation, bad)
-        raise RegistrationError(f"{what}: {said}; {type_fix(bad, context_type)}")
+        # another binding's Context is a struct: what JSON cannot carry is inside it
+        named = annotation if getattr(annotation, "__name__", None) == "Context" else bad
+        raise RegistrationError(f"{what}: {said}; {type_fix(named, context_type)}")
 
 
 def _schema(what: str, tp: Any) -> dict[str, Any]:
