@@ -13,7 +13,7 @@ and notify). ``_support.RequestContext`` wraps it for the generated bindings.
 from __future__ import annotations
 
 import asyncio
-from contextvars import copy_context
+from contextvars import Context, copy_context
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
@@ -311,8 +311,13 @@ class Session:
         minus the task: the handler runs in a copy of the context all the same), its
         answer written at once; should the transport make that wait, in a task that
         counts as the request in flight until it is written."""
-        scope, answer = self._started(event)
-        if answer is None or answer is NOTHING or self._closed:  # (None: in a task)
+        scope = RequestScope(self, event)  # (_started's start, inline: a call fewer)
+        context = copy_context()
+        answer = context.run(self._answering, event, scope)
+        if not isinstance(answer, tuple):
+            self._in_task(event, scope, answer, context)
+            return
+        if answer is NOTHING or self._closed:
             return
         write_now = self._write_now
         try:
@@ -329,8 +334,19 @@ class Session:
         except (ConnectionError, OSError, RuntimeError) as exc:  # the peer is gone
             log.debug("send failed: %s", exc)
             return
-        task = start(self._serve(event, scope, self._written(rest)))
-        if not task.done():
+        self._in_task(event, scope, self._written(rest))
+
+    def _in_task(
+        self,
+        event: ev.IncomingRequest,
+        scope: RequestScope,
+        answering: Awaitable[Any],
+        context: Context | None = None,
+    ) -> None:
+        """Run what answers ``event`` in a task that counts as it in flight (in
+        ``context``, the handler's, when given)."""
+        task = start(self._serve(event, scope, answering), context)
+        if not task.done():  # an eagerly started one may have finished already
             self._handlers[event.id] = (task, scope)
 
     def _started(
@@ -345,9 +361,7 @@ class Session:
             return scope, answering
         if waiting is not None:
             waiting()
-        task = start(self._serve(event, scope, answering), context)
-        if not task.done():  # an eagerly started handler may have finished already
-            self._handlers[event.id] = (task, scope)
+        self._in_task(event, scope, answering, context)
         return scope, None
 
     def _answering(
