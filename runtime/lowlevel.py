@@ -4,7 +4,8 @@ events and frames out), the asyncio ``Session`` that drives one over any ``Trans
 framing, version sets, and the stdio and in-memory transports as examples to follow."""
 
 from .aio.memory import MemoryTransport, memory_pair
-from .aio.session import RequestScope, Session, Transport
+from .aio.session import RequestScope, Session
+from .aio.transport import Transport
 from .aio.stdio import StdioProcess, StdioServerTransport
 from .core import events, jsonrpc
 from .core.connection import Connection

@@ -42,7 +42,7 @@ class MemoryTransport:
 
     def write_now(self, data: bytes) -> Awaitable[None] | None:
         """Queue ``data`` at once: None, or the wait for room when the queue is full
-        (``session.WritesNow``)."""
+        (``transport.WritesNow``)."""
         if self.closed:
             raise ConnectionError("in-memory transport closed")
         try:

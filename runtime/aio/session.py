@@ -16,7 +16,7 @@ import asyncio
 from contextvars import Context, copy_context
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from msgspec import UNSET, ValidationError, to_builtins
 
@@ -39,6 +39,7 @@ from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
 from .at_once import NOTHING, WAITS, Resumed, at_once, failed, start
+from .transport import Transport
 from .outcomes import settled
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
@@ -59,29 +60,6 @@ FROM_LIMITS = -1.0
 Dispatch = Callable[[ev.IncomingRequest, "RequestScope"], Awaitable[Any]]
 NotificationHook = Callable[[ev.IncomingNotification], Awaitable[None]]
 ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None] | None]
-
-
-class Transport(Protocol):
-    async def receive(self) -> bytes | None: ...
-    async def send(
-        self,
-        data: bytes,
-        related: RequestId | None = None,
-        final: bool = False,
-        status: int | None = None,
-    ) -> None: ...
-    async def close(self) -> None: ...
-
-
-class WritesNow(Protocol):
-    """A transport whose frames all go one way (no routing by request, no status), which
-    can start a frame's writing without a coroutine: a session writes the answers it has
-    at once through it (``stdio``)."""
-
-    def write_now(self, data: bytes) -> Awaitable[None] | None:
-        """Write ``data`` (a frame); None when the peer took it all, else what to await
-        until it has (the transport's backpressure)."""
-        ...
 
 
 class Session:
@@ -138,7 +116,7 @@ class Session:
         #: a session kept for several processes writes them back (and may raise
         #: ``McpError``, the request's answer). None: nothing to do.
         self.subscribed: Callable[[], Awaitable[None]] | None = None
-        #: The transport's ``write_now`` (:class:`WritesNow`), if it has one.
+        #: The transport's ``write_now`` (``transport.WritesNow``), if it has one.
         self._write_now: Callable[[bytes], Awaitable[None] | None] | None = getattr(
             transport, "write_now", None
         )

@@ -238,7 +238,7 @@ class StdioServerTransport(_LineReader):
 
     def write_now(self, data: bytes) -> Awaitable[None] | None:
         """Write one frame: None once the pipe (or file) took it all, else the writer's
-        drain to await (``session.WritesNow``)."""
+        drain to await (``transport.WritesNow``)."""
         writer, pipe = self.writer, self.pipe
         if writer is None or pipe is None:
             _write_all(self.out, data + b"\n")  # unbuffered: in the file once this returns

@@ -39,7 +39,8 @@ from ..aio.middleware import Middleware
 from ..core.negotiation import Versions
 from ..core.json_values import as_array, as_object, member
 from ..core.capabilities import derive_capabilities
-from ..aio.session import ProgressCallback, Session, Transport
+from ..aio.session import ProgressCallback, Session
+from ..aio.transport import Transport
 from ..core.tool_headers import CALL_TOOL, LIST_TOOLS, ToolHeaders
 from . import tasks as tc
 from ..tasks.extension import EXTENSION as TASKS

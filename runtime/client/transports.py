@@ -13,7 +13,7 @@ from ..core.errors import ConnectionClosed
 from .recovery import Restart
 from .session import ClientSession, Mode
 from ..core.limits import CLIENT, Limits
-from ..aio.session import Transport
+from ..aio.transport import Transport
 
 log = logging.getLogger("mcpgen.runtime.client.transports")
 #: How ``http_client`` reaches a URL.

@@ -20,7 +20,8 @@ from ..core.roles import role_of
 from ..core.request_state import KeyRing
 from .bus import Bus
 from ..aio.session import RequestScope
-from ..aio.session import RESOURCE_UPDATES, Session, Transport
+from ..aio.session import RESOURCE_UPDATES, Session
+from ..aio.transport import Transport
 from ..core.subscriptions import subscribe_refusal
 from ..core.binding import Publish
 from ..core.extensions import Extension, declare, extension_row
