@@ -369,9 +369,11 @@ class Session:
             return settled(self.conn, event, scope, None, exc) or NOTHING
         if result is WAITS:  # a task's to run
             return self.answer(event, scope, pending)
-        if event.peer is None and not scope.cancelled:  # settled's commonest case, inline
+        if not scope.cancelled:  # settled's commonest case, a result, inline
+            peer = event.peer
             try:
-                return self.conn.result(event.id, result, event.spec.name), None
+                version = peer.version if peer is not None else None
+                return self.conn.result(event.id, result, event.spec.name, version), None
             except Exception:  # cannot be sent: settled says so (and logs it)
                 pass
         return settled(self.conn, event, scope, result, None) or NOTHING
