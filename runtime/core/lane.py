@@ -11,9 +11,10 @@ refusals and errors included: the lane never answers or refuses a frame itself.
 
 When the peer speaks the application's own version, a frame is decoded in one pass: the
 envelope and the params at once, the member of a union tagged by ``method`` that has the
-method's params type (:func:`typed_requests`). A frame that union does not take (a method
-outside it, an undeclared key, anything invalid) is read again in two steps, the envelope
-(:func:`jsonrpc.plain_request`) then its params.
+method's params type (:func:`typed_requests`); its event carries no raw params, which
+params typed in the peer's own version make needless. A frame that union does not take (a
+method outside it, an undeclared key, anything invalid) is read again in two steps, the
+envelope (:func:`jsonrpc.plain_request`) then its params.
 """
 
 from __future__ import annotations
