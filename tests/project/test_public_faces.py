@@ -143,6 +143,7 @@ FACES = {
         "StdioServerTransport",
         "Transport",
         "Versions",
+        "WritesNow",
         "events",
         "jsonrpc",
         "memory_pair",
