@@ -36,9 +36,9 @@ class MemoryTransport:
         final: bool = False,
         status: int | None = None,
     ) -> None:
-        if self.closed:
-            raise ConnectionError("in-memory transport closed")
-        await self.outbox.put(data)
+        rest = self.write_now(data)
+        if rest is not None:
+            await rest
 
     def write_now(self, data: bytes) -> Awaitable[None] | None:
         """Queue ``data`` at once: None, or the wait for room when the queue is full
