@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog=f"python -m bench {NAME}", description=BENCHMARKS[NAME])
     p.add_argument("--n1", type=int, default=100, help="requests in the shorter run (100)")
     p.add_argument("--n2", type=int, default=400, help="requests in the longer run (400)")
-    apps = "comma-separated (bare,ours,sdk; also ours-app, ours-legacy, sdk-mcpserver)"
+    apps = "comma-separated (bare,ours,sdk; also checked, ours-app, ours-legacy, sdk-mcpserver)"
     default = ["bare", "ours", "ours-legacy", "sdk"]
     p.add_argument("--apps", type=app_list, default=default, help=apps)
     p.add_argument("--child", nargs=2, metavar=("KEY", "N"), help=argparse.SUPPRESS)

@@ -38,6 +38,12 @@ PEERS = {
     "sdk": Peer("sdk", "SDK 2.3 low-level Server", "sdk.py"),
     "sdk-mcpserver": Peer("sdk-mcpserver", "SDK 2.3 MCPServer", "sdk.py", ("--mcpserver",)),
     "bare": Peer("bare", "bare asyncio/ASGI + msgspec, no MCP library (ceiling)", "bare.py"),
+    "checked": Peer(
+        "checked",
+        "bare + the protocol's checks, generated types (floor)",
+        "bare.py",
+        ("--checked",),
+    ),
 }
 DEFAULT = ("ours", "sdk", "bare")
 APP, STUBS, MCPSERVER = "ours-app", "ours", "sdk-mcpserver"
@@ -150,7 +156,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def selected(args: argparse.Namespace) -> list[Peer]:
-    keys = list(args.peers or (PEERS if args.app else DEFAULT))
+    keys = list(args.peers or DEFAULT)
     keys += [k for k in (APP, MCPSERVER) if args.app and k not in keys]
     return [PEERS[k] for k in keys]
 

@@ -47,6 +47,8 @@ def asgi_app(key: str) -> App:
     elif key in ("sdk", "sdk-mcpserver"):
         server = server_script("sdk").build(key == "sdk-mcpserver")
         app = server.streamable_http_app(stateless_http=True, json_response=True)
+    elif key == "checked":
+        app = server_script("bare").checked_app()
     else:
         app = server_script("bare").app
     return app
