@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from contextvars import Context, copy_context
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from msgspec import UNSET, ValidationError, to_builtins
@@ -38,9 +38,9 @@ from ..core.capabilities import declares, refusal_to_ask
 from ..core.json_values import JSONObject, as_object
 from ..core.jsonrpc import Parsed, RequestId, parse
 from ..core.lane import Lane
-from .at_once import NOTHING, WAITS, Resumed, at_once, failed, start
+from .at_once import NOTHING, Resumed, start
 from .transport import Transport
-from .outcomes import settled
+from .outcomes import answer_now, settled
 from ..core.lifecycle import State
 from ..core.log_levels import level_at_least
 from ..core.negotiation import VersionInfo, has_capability, required_capabilities
@@ -291,9 +291,9 @@ class Session:
         counts as the request in flight until it is written."""
         scope = RequestScope(self, event)  # (_started's start, inline: a call fewer)
         context = copy_context()
-        answer = context.run(self._answering, event, scope)
+        answer = context.run(answer_now, self.conn, self.dispatch, event, scope)
         if not isinstance(answer, tuple):
-            self._in_task(event, scope, answer, context)
+            self._in_task(event, scope, self.answer(event, scope, answer), context)
             return
         if answer is NOTHING or self._closed:
             return
@@ -334,49 +334,13 @@ class Session:
         None, the handler running in a task (``waiting`` called before it starts)."""
         scope = RequestScope(self, event)
         context = copy_context()
-        answering = context.run(self._answering, event, scope)
+        answering = context.run(answer_now, self.conn, self.dispatch, event, scope)
         if isinstance(answering, tuple):
             return scope, answering
         if waiting is not None:
             waiting()
-        self._in_task(event, scope, answering, context)
+        self._in_task(event, scope, self.answer(event, scope, answering), context)
         return scope, None
-
-    def _answering(
-        self, event: ev.IncomingRequest, scope: RequestScope
-    ) -> Coroutine[Any, Any, tuple[bytes, int | None] | None] | tuple[bytes, int | None]:
-        """The request's dispatch (in the context its handler runs in): what answers it,
-        to run in a task; or, when the handler cannot suspend, the answer itself
-        (:data:`NOTHING` when there is none to send)."""
-        batch = event.batch
-        try:
-            if self.dispatch is None:
-                raise McpError(INTERNAL_ERROR, "no handlers")
-            pending = self.dispatch(event, scope)
-        except (Exception, asyncio.CancelledError) as exc:
-            if batch is not None:
-                return self.answer(event, scope, failed(exc))
-            if isinstance(exc, asyncio.CancelledError):
-                return NOTHING  # as the task it ran in would have been: cancelled, silent
-            return settled(self.conn, event, scope, None, exc) or NOTHING
-        if batch is not None:  # a task's to run
-            return self.answer(event, scope, pending)
-        try:
-            result = at_once(pending)
-        except asyncio.CancelledError:
-            return NOTHING
-        except Exception as exc:
-            return settled(self.conn, event, scope, None, exc) or NOTHING
-        if result is WAITS:  # a task's to run
-            return self.answer(event, scope, pending)
-        if not scope.cancelled:  # settled's commonest case, a result, inline
-            peer = event.peer
-            try:
-                version = peer.version if peer is not None else None
-                return self.conn.result(event.id, result, event.spec.name, version), None
-            except Exception:  # cannot be sent: settled says so (and logs it)
-                pass
-        return settled(self.conn, event, scope, result, None) or NOTHING
 
     async def _written(self, sending: Awaitable[None]) -> None:
         """The rest of a frame's writing (see :meth:`_send`)."""
@@ -476,15 +440,6 @@ class Session:
         except Exception as exc:
             return settled(self.conn, event, scope, None, exc)
         return settled(self.conn, event, scope, result, None)
-
-    def answer_inline(
-        self, event: ev.IncomingRequest, scope: RequestScope
-    ) -> tuple[bytes, int | None] | None | Coroutine[Any, Any, tuple[bytes, int | None] | None]:
-        """:meth:`answer`, for a transport that runs the handler in its own task: when the
-        handler cannot suspend, its answer itself (None: none to send), with no coroutine
-        of this method's; otherwise :meth:`answer`'s coroutine, to await."""
-        answering = self._answering(event, scope)
-        return None if answering is NOTHING else answering
 
     async def _batch_skip(self, batch: int) -> None:
         """A request of a batch will never be answered (cancelled): expect one reply
@@ -600,7 +555,8 @@ class RequestScope:
     """The runtime's side of one incoming request (``_support.RequestContext``)."""
 
     __slots__ = (
-        "session",
+        "_session",
+        "_open",
         "event",
         "request_id",
         "meta",
@@ -609,8 +565,19 @@ class RequestScope:
         "_calls",
     )
 
-    def __init__(self, session: Session, event: ev.IncomingRequest) -> None:
-        self.session = session
+    def __init__(
+        self,
+        session: Session | None,
+        event: ev.IncomingRequest,
+        open_session: Callable[[], Session] | None = None,
+    ) -> None:
+        """``session``: the session the request came in; or None, and ``open_session``
+        makes it on first use (a stateless request whose handler answers at once without
+        touching it never has one)."""
+        if session is None and open_session is None:
+            raise TypeError("RequestScope needs a session or a way to open one")
+        self._session = session
+        self._open = open_session
         self.event = event
         self.request_id = event.id
         self.meta = event.meta
@@ -618,6 +585,15 @@ class RequestScope:
         #: Input requests a modern handler is waiting for, by key.
         self.asked: dict[str, Any] = {}
         self._calls = 0
+
+    @property
+    def session(self) -> Session:
+        """The session the request came in (see ``open_session``)."""
+        session = self._session
+        if session is None:
+            assert self._open is not None
+            session = self._session = self._open()
+        return session
 
     @property
     def protocol_version(self) -> str:

@@ -6,6 +6,7 @@ client going away before its answer is that request's cancellation."""
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, cast
 
@@ -33,6 +34,8 @@ from ..core.limits import Limits
 from ..core.modern import SUBSCRIPTION_ID, HttpHeaders
 from ..aio.session import RequestScope
 from ..aio.session import Session
+from ..aio.at_once import NOTHING
+from ..aio.outcomes import answer_now
 
 
 class Answers:
@@ -217,16 +220,18 @@ class Answers:
         """:meth:`serve_inline` of a request read already (the stateless lane's)."""
         responder = Responder(send, event.id)
         server = self.server  # built here, not by session(): this is every request's path
-        session = Session(self.stateless, responder, self.dispatch, server.on_notification)
-        scope = RequestScope(session, event)
-        answering = session.answer_inline(event, scope)
-        if answering is None:
-            return responder.close()
+        conn, dispatch = self.stateless, self.dispatch
+        # the session is made when the handler (or what waits for it) first needs one
+        opening = partial(Session, conn, responder, dispatch, server.on_notification)
+        scope = RequestScope(None, event, opening)
+        answering = answer_now(conn, dispatch, event, scope)
         if answering.__class__ is tuple:  # the handler could not wait: the whole response
             answer = cast("tuple[bytes, int | None]", answering)
+            if answer is NOTHING:
+                return responder.close()
             responder.done = True
             return respond(send, answer[1] or 200, answer[0])
-        waiting = cast("Coroutine[Any, Any, tuple[bytes, int | None] | None]", answering)
+        waiting = scope.session.answer(event, scope, cast("Awaitable[Any]", answering))
         return _waited(waiting, responder, scope, receive)
 
 
