@@ -61,7 +61,8 @@ def answer(request: Request, modern: bool) -> Result | Error:
     return Error(request.id, NOT_FOUND)
 
 
-async def stdio() -> None:
+async def pipes() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and stdout as asyncio streams."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**24)
     stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
@@ -71,6 +72,11 @@ async def stdio() -> None:
         lambda: asyncio.streams.FlowControlMixin(loop), stdout
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return reader, writer
+
+
+async def stdio() -> None:
+    reader, writer = await pipes()
     while line := await reader.readline():
         request = decode(line)
         if request.id is not None:
@@ -128,7 +134,9 @@ def checked_codecs(version: str) -> tuple[Any, Any, Any]:
         text = bytes(raw)
         if (meta := metas.get(text)) is None:
             meta = msgspec.json.decode(text, type=types.RequestMetaObject, dec_hook=dec_hook)
-            metas[text] = meta if len(metas) < 64 else metas.clear() or meta
+            if len(metas) >= 64:  # bounded: a client may vary its _meta
+                metas.clear()
+            metas[text] = meta
         return meta
 
     def echo(call: Any) -> bytes:
@@ -157,15 +165,7 @@ def _depth(body: bytes) -> int:
 
 async def stdio_checked() -> None:
     decode_call, _, echo = checked_codecs("v2025_11_25")
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**24)
-    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.streams.FlowControlMixin(loop), stdout
-    )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    reader, writer = await pipes()
     while line := await reader.readline():
         if nested_too_deeply(line):
             continue
