@@ -207,12 +207,23 @@ class Cell:
     requests: int
 
 
-def wrk(script: Path, server: Process, path: str, connections: int, seconds: int) -> Cell:
-    """One wrk run (one thread); server CPU from schedstat, wrk's from ``RUSAGE_CHILDREN``."""
-    command = [tool("wrk"), "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout=5s", "-s"]
+def wrk(
+    script: Path,
+    server: Process,
+    path: str,
+    connections: int,
+    seconds: int,
+    patience: int = 5,
+    under: Sequence[str] = (),
+) -> Cell:
+    """One wrk run (one thread, its command prefixed by ``under``), each answer awaited up
+    to ``patience`` seconds; server CPU from schedstat, wrk's from ``RUSAGE_CHILDREN``."""
+    command = [*under, tool("wrk"), "-t1", f"-c{connections}", f"-d{seconds}s"]
+    command.append(f"--timeout={patience}s")
+    command.append("-s")
     command += [str(script), f"http://127.0.0.1:{server.port}{path}"]
     cpu_server, cpu_wrk, started = cpu_seconds(server.pid), children_cpu(), time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + patience + 60)
     wall = time.perf_counter() - started
     cpu_server, cpu_wrk = cpu_seconds(server.pid) - cpu_server, children_cpu() - cpu_wrk
     server.check()

@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import re
 import socket
+import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -15,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS, peers
-from .harness import Cell, Process, alternate, emit, heading, load, load_note, lua_script
-from .harness import medians, memory, note, progress, table, verdict, wrk
+from .harness import BenchError, Cell, Process, alternate, emit, heading, load, load_note
+from .harness import lua_script, medians, memory, note, progress, table, tool, verdict, wrk
 from .peers import CALL, MODERN_HEADERS, PATH, TEXT, Peer, legacy_headers, modern_call
 from .peers import open_session, post, rate_row
 from .profiles import asgi_app, drive, summary, under_profile
@@ -35,15 +37,20 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running(
-    chosen: Sequence[Peer], args: argparse.Namespace, *extra: str
+    chosen: Sequence[Peer],
+    args: argparse.Namespace,
+    *extra: str,
+    under: Sequence[str] = (),
+    wait: float = 60.0,
 ) -> Iterator[dict[str, Process]]:
-    """Every server up on its own port; all stopped on the way out."""
+    """Every server up on its own port within ``wait`` seconds (its command prefixed by
+    ``under``, what it runs under); all stopped on the way out."""
     servers: dict[str, Process] = {}
     try:
         for peer in chosen:
             port = free_port()
             command = peer.command("http", "--port", str(port), *uvicorn_args(args), *extra)
-            servers[peer.key] = Process(command, peer.key).listen(port)
+            servers[peer.key] = Process([*under, *command], peer.key).listen(port, wait)
         yield servers
     finally:
         for key, server in servers.items():
@@ -66,19 +73,19 @@ class Variant:
 def measure_variant(
     variant: Variant, servers: dict[str, Process], args: argparse.Namespace
 ) -> None:
-    keys, top = [p.key for p in variant.chosen], max(args.concurrency)
+    keys, top, pin = [p.key for p in variant.chosen], max(args.concurrency), pinned(args)
     for key in keys:
         variant.rss[key] = {"before": memory(servers[key].pid)["VmRSS"]}
         if args.warmup_first > 0:
             progress(f"{variant.name}: warm-up of {key}, {args.warmup_first} s at c={top}")
-            wrk(variant.scripts[key], servers[key], PATH, top, args.warmup_first)
+            wrk(variant.scripts[key], servers[key], PATH, top, args.warmup_first, under=pin)
     for i in range(args.rounds):
         for j, c in enumerate(args.concurrency):
             for key in alternate(keys, i + j):
                 progress(f"{variant.name} round {i + 1}/{args.rounds}: {key}, c={c}")
                 if args.warmup > 0:
-                    wrk(variant.scripts[key], servers[key], PATH, c, args.warmup)
-                cell = wrk(variant.scripts[key], servers[key], PATH, c, args.duration)
+                    wrk(variant.scripts[key], servers[key], PATH, c, args.warmup, under=pin)
+                cell = wrk(variant.scripts[key], servers[key], PATH, c, args.duration, under=pin)
                 variant.cells[(key, c)].append(cell)
     for key in keys:
         after = memory(servers[key].pid)
@@ -95,6 +102,8 @@ def report_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]
     for peer in variant.chosen:
         note(f"{peer.key}: `{peer.shown('http', *uvicorn_args(args))}`")
     note("server CPU per request; busy = CPU / wall (1.0 = one core)")
+    if args.one_core:
+        note("--one-core: every server and wrk on the first core")
     fields = ("requests_per_s", "p50_us", "p99_us", "server_cpu_us", "server_busy", "wrk_busy")
     cells = [(c, k) for c in args.concurrency for k in keys]
     per = {f"{k}@c{c}": medians(variant.cells[(k, c)], fields) for c, k in cells}
@@ -131,6 +140,11 @@ def report_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]
     return out | {"ratio_ours_over_sdk": ratios, "goal": goal, "memory_mib": variant.rss}
 
 
+def pinned(args: argparse.Namespace) -> list[str]:
+    """``--one-core``: the command that runs a server or wrk on the first core only."""
+    return [tool("taskset"), "--cpu-list", "0"] if args.one_core else []
+
+
 def uvicorn_args(args: argparse.Namespace) -> list[str]:
     return [f"--{k}={getattr(args, k)}" for k in ("loop", "http") if getattr(args, k) != "auto"]
 
@@ -164,7 +178,7 @@ def prepare(variant: Variant, key: str, server: Process, check: int, tmp: Path) 
 def run_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]:
     progress(f"{variant.name}: starting {', '.join(p.key for p in variant.chosen)}")
     with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
-        with running(variant.chosen, args) as servers:
+        with running(variant.chosen, args, under=pinned(args)) as servers:
             heading(f"{variant.name}: every server's answers checked before timing")
             for key, server in servers.items():
                 prepare(variant, key, server, args.check, Path(tmp))
@@ -193,6 +207,85 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         note("profiling our server" + (" (the goal was missed; --no-profile skips)" * missed))
         result["profile"] = profile(args, result["modern"]["results"])
     return emit(NAME, result)
+
+
+#: Seconds wrk waits for an answer from a server under callgrind (the SDK's, at 32
+#: connections, takes up to seconds).
+SLOW = 120
+SUMMARY = re.compile(rb"^summary: (\d+)$", re.MULTILINE)
+
+
+def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
+    """Instructions per request of each whole server process (uvicorn, the event loop and
+    the app; not the kernel) under callgrind, loaded by wrk: counters zeroed after a warm-up,
+    dumped after ``--duration`` seconds, divided by the requests wrk saw answered."""
+    per: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
+        grind = [tool("valgrind"), "-q", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.%p"]
+        progress(
+            f"{variant.name}: starting {', '.join(p.key for p in variant.chosen)} under callgrind"
+        )
+        with running(variant.chosen, args, under=grind, wait=600.0) as servers:
+            heading(f"{variant.name}: every server's answers checked before counting")
+            for key, server in servers.items():
+                prepare(variant, key, server, args.check, Path(tmp))
+            control = tool("callgrind_control")
+            for key, server in servers.items():
+                for n, c in enumerate(args.concurrency, start=1):
+                    progress(f"{variant.name}: {key}, c={c}, {args.duration} s under callgrind")
+                    wrk(variant.scripts[key], server, PATH, c, max(args.warmup, 1), SLOW)
+                    subprocess.run(
+                        [control, "-z", str(server.pid)], capture_output=True, check=True
+                    )
+                    cell = wrk(variant.scripts[key], server, PATH, c, args.duration, SLOW)
+                    subprocess.run(
+                        [control, "-d", str(server.pid)], capture_output=True, check=True
+                    )
+                    found = SUMMARY.search((Path(tmp) / f"cg.{server.pid}.{n}").read_bytes())
+                    if found is None:
+                        raise BenchError(f"{key}: callgrind's dump has no summary")
+                    per[f"{key}@c{c}"] = round(int(found[1]) / cell.requests)
+    return per
+
+
+def count(args: argparse.Namespace) -> dict[str, Any]:
+    """``--instructions``: each server's instructions per request at each concurrency, and
+    the ratios the acceptance lines are about (counts do not move with the machine's load,
+    nor with what waking the client on the other core costs the server's kernel time)."""
+    variants = [Variant("modern (stateless 2026-07-28)", peers.selected(args))]
+    if args.legacy:
+        stateful = replace(peers.PEERS["sdk"], args=("--stateful",))
+        variants.append(
+            Variant("legacy (2025-11-25 session)", [peers.PEERS["ours"], stateful], legacy=True)
+        )
+    result: dict[str, Any] = {"duration_s": args.duration, "uvicorn": uvicorn_stack(args)}
+    for variant in variants:
+        per = counted(variant, args)
+        heading(f"{variant.name}: instructions per request under callgrind (whole server process)")
+        keys = [p.key for p in variant.chosen]
+        rows = [[c, k, f"{per[f'{k}@c{c}']:,}"] for c in args.concurrency for k in keys]
+        print(table(["conc", "server", "instructions per request"], rows))
+        ratios: dict[str, float] = {}
+        for c in args.concurrency:
+            for top, bottom in (
+                ("ours", "bare"),
+                ("ours", "checked"),
+                ("checked", "bare"),
+                ("sdk", "ours"),
+            ):
+                a, b = per.get(f"{top}@c{c}"), per.get(f"{bottom}@c{c}")
+                if a and b:
+                    ratios[f"{top}_over_{bottom}@c{c}"] = r = round(a / b, 3)
+                    note(f"c={c}: {top} / {bottom}: {r:.2f}× the instructions per request")
+        result["legacy" if variant.legacy else "modern"] = {"per_request": per, "ratios": ratios}
+    if args.legacy:
+        for c in args.concurrency:
+            stateless, session = result["modern"]["per_request"], result["legacy"]["per_request"]
+            if f"ours@c{c}" in stateless:
+                r = round(session[f"ours@c{c}"] / stateless[f"ours@c{c}"], 3)
+                result["legacy"]["ratios"][f"session_over_stateless@c{c}"] = r
+                note(f"c={c}: ours, a legacy session's request / a stateless one: {r:.2f}×")
+    return emit(NAME, result | {"instructions": True})
 
 
 def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]:
@@ -245,4 +338,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--profile", action="store_true", help="profile ours even if the goal is met")
     p.add_argument("--no-profile", action="store_true", help="never profile ours")
     p.add_argument("--profile-seconds", type=int, default=10, help="seconds under cProfile (10)")
-    return measure(p.parse_args(argv))
+    p.add_argument(
+        "--one-core",
+        action="store_true",
+        help="run every server and wrk on the first core (taskset): no waking of wrk on the"
+        " other core is paid in the server's kernel time",
+    )
+    p.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each server's instructions per request under callgrind instead of timing"
+        " (one --duration cell per concurrency; needs valgrind)",
+    )
+    args = p.parse_args(argv)
+    return count(args) if args.instructions else measure(args)
