@@ -219,9 +219,8 @@ def wrk(
     """One wrk run (one thread, its command prefixed by ``under``), each answer awaited up
     to ``patience`` seconds; server CPU from schedstat, wrk's from ``RUSAGE_CHILDREN``."""
     command = [*under, tool("wrk"), "-t1", f"-c{connections}", f"-d{seconds}s"]
-    command.append(f"--timeout={patience}s")
-    command.append("-s")
-    command += [str(script), f"http://127.0.0.1:{server.port}{path}"]
+    command += [f"--timeout={patience}s", "-s", str(script)]
+    command.append(f"http://127.0.0.1:{server.port}{path}")
     cpu_server, cpu_wrk, started = cpu_seconds(server.pid), children_cpu(), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + patience + 60)
     wall = time.perf_counter() - started
