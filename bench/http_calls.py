@@ -231,7 +231,7 @@ def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
                 prepare(variant, key, server, args.check, Path(tmp))
             control = tool("callgrind_control")
             for key, server in servers.items():
-                for n, c in enumerate(args.concurrency, start=1):
+                for c in args.concurrency:
                     progress(f"{variant.name}: {key}, c={c}, {args.duration} s under callgrind")
                     wrk(variant.scripts[key], server, PATH, c, max(args.warmup, 1), SLOW)
                     subprocess.run(
@@ -241,11 +241,19 @@ def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
                     subprocess.run(
                         [control, "-d", str(server.pid)], capture_output=True, check=True
                     )
-                    found = SUMMARY.search((Path(tmp) / f"cg.{server.pid}.{n}").read_bytes())
+                    found = SUMMARY.search(newest_dump(Path(tmp), server.pid).read_bytes())
                     if found is None:
                         raise BenchError(f"{key}: callgrind's dump has no summary")
                     per[f"{key}@c{c}"] = round(int(found[1]) / cell.requests)
     return per
+
+
+def newest_dump(folder: Path, pid: int) -> Path:
+    """The last dump ``callgrind_control -d`` made of process ``pid`` (``cg.PID.N``)."""
+    dumps = [(int(f.suffix[1:]), f) for f in folder.glob(f"cg.{pid}.*") if f.suffix[1:].isdigit()]
+    if not dumps:
+        raise BenchError(f"callgrind wrote no dump of process {pid} in {folder}")
+    return max(dumps)[1]
 
 
 def count(args: argparse.Namespace) -> dict[str, Any]:
