@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import importlib.util
+import os
 import re
 import socket
 import subprocess
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS, peers
-from .harness import BenchError, Cell, Process, alternate, emit, heading, load, load_note
+from .harness import BenchError, Cell, Process, alternate, clean_env, cpu_seconds, emit
+from .harness import heading, load, load_note
 from .harness import lua_script, medians, memory, note, progress, table, tool, verdict, wrk
 from .peers import CALL, MODERN_HEADERS, PATH, TEXT, Peer, legacy_headers, modern_call
 from .peers import open_session, post, rate_row
@@ -141,8 +144,11 @@ def report_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]
 
 
 def pinned(args: argparse.Namespace) -> list[str]:
-    """``--one-core``: the command that runs a server or wrk on the first core only."""
-    return [tool("taskset"), "--cpu-list", "0"] if args.one_core else []
+    """``--one-core``: the command that runs a server or wrk on one core only (the first
+    this process may use)."""
+    if not args.one_core:
+        return []
+    return [tool("taskset"), "--cpu-list", str(min(os.sched_getaffinity(0)))]
 
 
 def uvicorn_args(args: argparse.Namespace) -> list[str]:
@@ -215,51 +221,79 @@ SLOW = 120
 SUMMARY = re.compile(rb"^summary: (\d+)$", re.MULTILINE)
 
 
+class Grind:
+    """One server under callgrind, and the dumps ``callgrind_control -d`` asks of it: each
+    counts what the process did since the one before (``cg.PID.N``, N from 1)."""
+
+    def __init__(self, folder: Path, server: Process) -> None:
+        self.folder, self.server, self.dumps = folder, server, 0
+
+    def dump(self) -> int:
+        """Instructions since the last dump, once the server has finished what it was
+        doing (its CPU time stops growing); a missing dump is an error, not a zero."""
+        settle(self.server.pid)
+        self.dumps += 1
+        command = [tool("callgrind_control"), "-d", str(self.server.pid)]
+        # (the servers' environment, so that vgdb looks where valgrind put its pipes)
+        said = subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=60)
+        path = self.folder / f"cg.{self.server.pid}.{self.dumps}"
+        found = SUMMARY.search(path.read_bytes()) if path.exists() else None
+        if found is None:
+            raise BenchError(f"{self.server.label}: no callgrind dump {path.name}\n{said.stdout}")
+        return int(found[1])
+
+
+def settle(pid: int, step: float = 0.2) -> None:
+    """Wait until process ``pid`` uses no more CPU (at most a minute)."""
+    before, deadline = cpu_seconds(pid), time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(step)
+        now = cpu_seconds(pid)
+        if now - before < step / 20:
+            return
+        before = now
+
+
 def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
     """Instructions per request of each whole server process (uvicorn, the event loop and
-    the app; not the kernel) under callgrind, loaded by wrk: counters zeroed after a warm-up,
-    dumped after ``--duration`` seconds, divided by the requests wrk saw answered."""
+    the app; not the kernel) under callgrind, loaded by wrk: after a warm-up, a run of
+    ``--duration`` seconds and one of twice that, each between two dumps; the difference
+    of the two runs' counts over the difference of their answered requests cancels what
+    the requests still in flight when a run ends cost. One server at a time."""
     per: dict[str, int] = {}
-    with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
-        grind = [tool("valgrind"), "-q", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.%p"]
-        progress(
-            f"{variant.name}: starting {', '.join(p.key for p in variant.chosen)} under callgrind"
-        )
-        with running(variant.chosen, args, under=grind, wait=600.0) as servers:
-            heading(f"{variant.name}: every server's answers checked before counting")
-            for key, server in servers.items():
-                prepare(variant, key, server, args.check, Path(tmp))
-            control = tool("callgrind_control")
-            for key, server in servers.items():
+    for peer in variant.chosen:
+        with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
+            folder = Path(tmp)
+            grind = [
+                tool("valgrind"),
+                "-q",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/cg.%p",
+            ]
+            progress(f"{variant.name}: starting {peer.key} under callgrind")
+            with running([peer], args, under=grind, wait=600.0) as servers:
+                server = servers[peer.key]
+                prepare(variant, peer.key, server, args.check, folder)
+                script, counts = variant.scripts[peer.key], Grind(folder, server)
                 for c in args.concurrency:
-                    progress(f"{variant.name}: {key}, c={c}, {args.duration} s under callgrind")
-                    wrk(variant.scripts[key], server, PATH, c, max(args.warmup, 1), SLOW)
-                    subprocess.run(
-                        [control, "-z", str(server.pid)], capture_output=True, check=True
-                    )
-                    cell = wrk(variant.scripts[key], server, PATH, c, args.duration, SLOW)
-                    subprocess.run(
-                        [control, "-d", str(server.pid)], capture_output=True, check=True
-                    )
-                    found = SUMMARY.search(newest_dump(Path(tmp), server.pid).read_bytes())
-                    if found is None:
-                        raise BenchError(f"{key}: callgrind's dump has no summary")
-                    per[f"{key}@c{c}"] = round(int(found[1]) / cell.requests)
+                    progress(f"{variant.name}: {peer.key}, c={c}, under callgrind")
+                    wrk(script, server, PATH, c, max(args.warmup, 1), SLOW)
+                    counts.dump()  # (the warm-up, and what came before it)
+                    short = wrk(script, server, PATH, c, args.duration, SLOW)
+                    i_short = counts.dump()
+                    long = wrk(script, server, PATH, c, 2 * args.duration, SLOW)
+                    i_long = counts.dump()
+                    requests = long.requests - short.requests
+                    if requests <= 0:
+                        raise BenchError(f"{peer.key}, c={c}: the longer run answered no more")
+                    per[f"{peer.key}@c{c}"] = round((i_long - i_short) / requests)
     return per
-
-
-def newest_dump(folder: Path, pid: int) -> Path:
-    """The last dump ``callgrind_control -d`` made of process ``pid`` (``cg.PID.N``)."""
-    dumps = [(int(f.suffix[1:]), f) for f in folder.glob(f"cg.{pid}.*") if f.suffix[1:].isdigit()]
-    if not dumps:
-        raise BenchError(f"callgrind wrote no dump of process {pid} in {folder}")
-    return max(dumps)[1]
 
 
 def count(args: argparse.Namespace) -> dict[str, Any]:
     """``--instructions``: each server's instructions per request at each concurrency, and
-    the ratios the acceptance lines are about (counts do not move with the machine's load,
-    nor with what waking the client on the other core costs the server's kernel time)."""
+    their ratios (counts do not move with the machine's load, nor with what waking the
+    client on another core costs the server's kernel time)."""
     variants = [Variant("modern (stateless 2026-07-28)", peers.selected(args))]
     if args.legacy:
         stateful = replace(peers.PEERS["sdk"], args=("--stateful",))
@@ -315,10 +349,13 @@ def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
         out, script = Path(tmp) / "ours.prof", Path(tmp) / "modern.lua"
         script.write_text(lua_script(MODERN_HEADERS, modern_call(1)))
-        with running([peers.PEERS["ours"]], args, "--profile", str(out)) as servers:
+        pin = pinned(args)
+        with running([peers.PEERS["ours"]], args, "--profile", str(out), under=pin) as servers:
             server = servers["ours"]
-            wrk(script, server, PATH, c, 2)
-            cell = under_profile(server.pid, out, lambda: wrk(script, server, PATH, c, seconds))
+            wrk(script, server, PATH, c, 2, under=pin)
+            cell = under_profile(
+                server.pid, out, lambda: wrk(script, server, PATH, c, seconds, under=pin)
+            )
         rate = f"{cell.requests_per_s:.0f} req/s with the profiler on"
         heading(f"ours under cProfile: wrk -c{c} for {seconds} s ({rate})")
         figures = summary(out, cell.requests, "request")
@@ -359,4 +396,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         " (one --duration cell per concurrency; needs valgrind)",
     )
     args = p.parse_args(argv)
+    if args.instructions and args.one_core:
+        p.error("--instructions counts what no core placement changes: drop --one-core")
     return count(args) if args.instructions else measure(args)
