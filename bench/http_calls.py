@@ -4,73 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import importlib.util
-import os
-import re
-import socket
-import subprocess
 import tempfile
-import time
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import BENCHMARKS, peers
-from .harness import BenchError, Cell, Process, alternate, clean_env, cpu_seconds, emit
-from .harness import heading, load, load_note
-from .harness import lua_script, medians, memory, note, progress, table, tool, verdict, wrk
-from .peers import CALL, MODERN_HEADERS, PATH, TEXT, Peer, legacy_headers, modern_call
-from .peers import open_session, post, rate_row
+from .harness import alternate, emit, heading, load, load_note, lua_script, medians, memory
+from .harness import Process, note, progress, table, verdict, wrk
+from .http_counts import count
+from .http_servers import Variant, pinned, prepare, running, uvicorn_args
+from .http_servers import uvicorn_stack
+from .peers import MODERN_HEADERS, PATH, modern_call, rate_row
 from .profiles import asgi_app, drive, summary, under_profile
 
 NAME = "http_calls"
 GOAL_SPEEDUP = 3.0
 """Ours ≥ 3× the SDK's requests/s at every concurrency."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextlib.contextmanager
-def running(
-    chosen: Sequence[Peer],
-    args: argparse.Namespace,
-    *extra: str,
-    under: Sequence[str] = (),
-    wait: float = 60.0,
-) -> Iterator[dict[str, Process]]:
-    """Every server up on its own port within ``wait`` seconds (its command prefixed by
-    ``under``, what it runs under); all stopped on the way out."""
-    servers: dict[str, Process] = {}
-    try:
-        for peer in chosen:
-            port = free_port()
-            command = peer.command("http", "--port", str(port), *uvicorn_args(args), *extra)
-            servers[peer.key] = Process([*under, *command], peer.key).listen(port, wait)
-        yield servers
-    finally:
-        for key, server in servers.items():
-            if said := server.stop().strip():
-                progress(f"{key} said on exit:\n{said}")
-
-
-@dataclass
-class Variant:
-    """One era's comparison: servers, a wrk script per server, the cells and memory."""
-
-    name: str
-    chosen: Sequence[Peer]
-    scripts: dict[str, Path] = field(default_factory=dict)
-    cells: dict[tuple[str, int], list[Cell]] = field(default_factory=lambda: defaultdict(list))
-    rss: dict[str, dict[str, float]] = field(default_factory=dict)
-    legacy: bool = False
 
 
 def measure_variant(
@@ -143,44 +94,6 @@ def report_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]
     return out | {"ratio_ours_over_sdk": ratios, "goal": goal, "memory_mib": variant.rss}
 
 
-def pinned(args: argparse.Namespace) -> list[str]:
-    """``--one-core``: the command that runs a server or wrk on one core only (the first
-    this process may use)."""
-    if not args.one_core:
-        return []
-    return [tool("taskset"), "--cpu-list", str(min(os.sched_getaffinity(0)))]
-
-
-def uvicorn_args(args: argparse.Namespace) -> list[str]:
-    return [f"--{k}={getattr(args, k)}" for k in ("loop", "http") if getattr(args, k) != "auto"]
-
-
-def uvicorn_stack(args: argparse.Namespace) -> dict[str, str]:
-    """The event loop and HTTP parser uvicorn's ``auto`` picks here."""
-    has = {name: importlib.util.find_spec(name) is not None for name in ("uvloop", "httptools")}
-    loop = args.loop if args.loop != "auto" else ("uvloop" if has["uvloop"] else "asyncio")
-    http = args.http if args.http != "auto" else ("httptools" if has["httptools"] else "h11")
-    return {"loop": loop, "http": http}
-
-
-def prepare(variant: Variant, key: str, server: Process, check: int, tmp: Path) -> None:
-    """Check a server's answers (``check`` calls, then wrk's request); write its wrk script."""
-    if variant.legacy:
-        headers, body, template = legacy_headers(open_session(server)), b"", CALL
-        for i in range(1, check + 1):
-            post(server, CALL % (i, i), headers, f"echo {i}")
-        note(f"{key}: a session ({headers['Mcp-Session-Id']}), then {check} answers OK")
-    else:
-        headers, body, template = MODERN_HEADERS, modern_call(1), b""
-        for i in range(1, check + 1):
-            post(server, modern_call(i, f"check {i} ✓"), headers, f"check {i} ✓")
-        data, answer = post(server, body, headers, TEXT)
-        framing = "content-length" if "content-length" in answer else "chunked"
-        note(f"{key}: {check + 1} answers OK ({framing}); to wrk's request: {data.decode()}")
-    variant.scripts[key] = tmp / f"{key}-{'legacy' if variant.legacy else 'modern'}.lua"
-    variant.scripts[key].write_text(lua_script(headers, body, template, check))
-
-
 def run_variant(variant: Variant, args: argparse.Namespace) -> dict[str, Any]:
     progress(f"{variant.name}: starting {', '.join(p.key for p in variant.chosen)}")
     with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
@@ -213,121 +126,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         note("profiling our server" + (" (the goal was missed; --no-profile skips)" * missed))
         result["profile"] = profile(args, result["modern"]["results"])
     return emit(NAME, result)
-
-
-#: Seconds wrk waits for an answer from a server under callgrind (the SDK's, at 32
-#: connections, takes up to seconds).
-SLOW = 120
-SUMMARY = re.compile(rb"^summary: (\d+)$", re.MULTILINE)
-
-
-class Grind:
-    """One server under callgrind, and the dumps ``callgrind_control -d`` asks of it: each
-    counts what the process did since the one before (``cg.PID.N``, N from 1)."""
-
-    def __init__(self, folder: Path, server: Process) -> None:
-        self.folder, self.server, self.dumps = folder, server, 0
-
-    def dump(self) -> int:
-        """Instructions since the last dump, once the server has finished what it was
-        doing (its CPU time stops growing); a missing dump is an error, not a zero."""
-        settle(self.server.pid)
-        self.dumps += 1
-        command = [tool("callgrind_control"), "-d", str(self.server.pid)]
-        # (the servers' environment, so that vgdb looks where valgrind put its pipes)
-        said = subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=60)
-        path = self.folder / f"cg.{self.server.pid}.{self.dumps}"
-        found = SUMMARY.search(path.read_bytes()) if path.exists() else None
-        if found is None:
-            raise BenchError(f"{self.server.label}: no callgrind dump {path.name}\n{said.stdout}")
-        return int(found[1])
-
-
-def settle(pid: int, step: float = 0.2) -> None:
-    """Wait until process ``pid`` uses no more CPU (at most a minute)."""
-    before, deadline = cpu_seconds(pid), time.monotonic() + 60
-    while time.monotonic() < deadline:
-        time.sleep(step)
-        now = cpu_seconds(pid)
-        if now - before < step / 20:
-            return
-        before = now
-
-
-def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
-    """Instructions per request of each whole server process (uvicorn, the event loop and
-    the app; not the kernel) under callgrind, loaded by wrk: after a warm-up, a run of
-    ``--duration`` seconds and one of twice that, each between two dumps; the difference
-    of the two runs' counts over the difference of their answered requests cancels what
-    the requests still in flight when a run ends cost. One server at a time."""
-    per: dict[str, int] = {}
-    for peer in variant.chosen:
-        with tempfile.TemporaryDirectory(prefix="mcpgen-bench-") as tmp:
-            folder = Path(tmp)
-            grind = [
-                tool("valgrind"),
-                "-q",
-                "--tool=callgrind",
-                f"--callgrind-out-file={tmp}/cg.%p",
-            ]
-            progress(f"{variant.name}: starting {peer.key} under callgrind")
-            with running([peer], args, under=grind, wait=600.0) as servers:
-                server = servers[peer.key]
-                prepare(variant, peer.key, server, args.check, folder)
-                script, counts = variant.scripts[peer.key], Grind(folder, server)
-                for c in args.concurrency:
-                    progress(f"{variant.name}: {peer.key}, c={c}, under callgrind")
-                    wrk(script, server, PATH, c, max(args.warmup, 1), SLOW)
-                    counts.dump()  # (the warm-up, and what came before it)
-                    short = wrk(script, server, PATH, c, args.duration, SLOW)
-                    i_short = counts.dump()
-                    long = wrk(script, server, PATH, c, 2 * args.duration, SLOW)
-                    i_long = counts.dump()
-                    requests = long.requests - short.requests
-                    if requests <= 0:
-                        raise BenchError(f"{peer.key}, c={c}: the longer run answered no more")
-                    per[f"{peer.key}@c{c}"] = round((i_long - i_short) / requests)
-    return per
-
-
-def count(args: argparse.Namespace) -> dict[str, Any]:
-    """``--instructions``: each server's instructions per request at each concurrency, and
-    their ratios (counts do not move with the machine's load, nor with what waking the
-    client on another core costs the server's kernel time)."""
-    variants = [Variant("modern (stateless 2026-07-28)", peers.selected(args))]
-    if args.legacy:
-        stateful = replace(peers.PEERS["sdk"], args=("--stateful",))
-        variants.append(
-            Variant("legacy (2025-11-25 session)", [peers.PEERS["ours"], stateful], legacy=True)
-        )
-    result: dict[str, Any] = {"duration_s": args.duration, "uvicorn": uvicorn_stack(args)}
-    for variant in variants:
-        per = counted(variant, args)
-        heading(f"{variant.name}: instructions per request under callgrind (whole server process)")
-        keys = [p.key for p in variant.chosen]
-        rows = [[c, k, f"{per[f'{k}@c{c}']:,}"] for c in args.concurrency for k in keys]
-        print(table(["conc", "server", "instructions per request"], rows))
-        ratios: dict[str, float] = {}
-        for c in args.concurrency:
-            for top, bottom in (
-                ("ours", "bare"),
-                ("ours", "checked"),
-                ("checked", "bare"),
-                ("sdk", "ours"),
-            ):
-                a, b = per.get(f"{top}@c{c}"), per.get(f"{bottom}@c{c}")
-                if a and b:
-                    ratios[f"{top}_over_{bottom}@c{c}"] = r = round(a / b, 3)
-                    note(f"c={c}: {top} / {bottom}: {r:.2f}× the instructions per request")
-        result["legacy" if variant.legacy else "modern"] = {"per_request": per, "ratios": ratios}
-    if args.legacy:
-        for c in args.concurrency:
-            stateless, session = result["modern"]["per_request"], result["legacy"]["per_request"]
-            if f"ours@c{c}" in stateless:
-                r = round(session[f"ours@c{c}"] / stateless[f"ours@c{c}"], 3)
-                result["legacy"]["ratios"][f"session_over_stateless@c{c}"] = r
-                note(f"c={c}: ours, a legacy session's request / a stateless one: {r:.2f}×")
-    return emit(NAME, result | {"instructions": True})
 
 
 def profile(args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]:
@@ -398,4 +196,4 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     if args.instructions and args.one_core:
         p.error("--instructions counts what no core placement changes: drop --one-core")
-    return count(args) if args.instructions else measure(args)
+    return emit(NAME, count(args)) if args.instructions else measure(args)

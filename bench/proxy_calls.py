@@ -30,7 +30,7 @@ from typing import Any
 from .harness import ROOT, SERVERS, BenchError, Cell, Process, alternate, cpu_seconds, emit
 from .harness import heading, load, load_note, lua_script, medians, note, progress, python
 from .harness import table, verdict, wrk
-from .http_calls import free_port
+from .http_servers import free_port
 from .peers import CALL, MODERN_HEADERS, PATH, TEXT, legacy_headers, modern_call, open_session
 from .peers import post
 

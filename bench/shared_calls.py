@@ -22,7 +22,7 @@ from typing import Any
 
 from .harness import ROOT, SERVERS, BenchError, Process, alternate, cpu_seconds, emit, heading
 from .harness import load, load_note, lua_script, medians, note, progress, python, table, wrk
-from .http_calls import free_port
+from .http_servers import free_port
 from .peers import CALL, PATH, legacy_headers, open_session, post
 
 TESTS = str(ROOT / "tests")
