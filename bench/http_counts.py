@@ -47,7 +47,8 @@ class Grind:
 
 
 def settle(pid: int, step: float = 0.2) -> None:
-    """Wait until process ``pid`` uses no more CPU (at most a minute)."""
+    """Wait until process ``pid`` uses no more CPU; an error after a minute (a count taken
+    while it still works would hold work no request of the run asked for)."""
     before, deadline = cpu_seconds(pid), time.monotonic() + 60
     while time.monotonic() < deadline:
         time.sleep(step)
@@ -55,6 +56,7 @@ def settle(pid: int, step: float = 0.2) -> None:
         if now - before < step / 20:
             return
         before = now
+    raise BenchError(f"process {pid} still busy a minute after its load stopped")
 
 
 def counted(variant: Variant, args: argparse.Namespace) -> dict[str, int]:
